@@ -1,0 +1,1 @@
+"""Prefect flows: they only wire tasks, and read like a table of contents."""

@@ -1,0 +1,125 @@
+"""Runs the ingest flow for the CLI and the scheduler: plan, progress bar, report.
+
+When every document is already stored under the current fingerprints there is nothing to run,
+and the flow is not started at all (starting Prefect's temporary server alone takes seconds).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+from rich.console import Console
+from rich.table import Table
+
+from interleaf import progress
+from interleaf.config import Settings
+from interleaf.fingerprint import sha256_file
+from interleaf.parse.registry import get_parser
+from tasks.context import RunContext, new_run_id
+from tasks.discover import discover_documents
+from tasks.parse_task import ParseSummary, is_parsed, parse_fingerprint
+from warehouse import Warehouse
+from warehouse.catalog import query, write_catalog_file
+from warehouse.ledger import Ledger, RunRecord
+
+
+@dataclass
+class IngestReport:
+    run_id: str
+    summaries: list[ParseSummary] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    flow_started: bool = False
+
+    @property
+    def pages_parsed(self) -> int:
+        return sum(s.pages for s in self.summaries)
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.summaries if s.status == status)
+
+    def print(self, console: Console) -> None:
+        rate = self.pages_parsed / self.seconds if self.seconds else 0.0
+        console.print(
+            f"run {self.run_id}: {len(self.summaries) + len(self.failed)} documents — "
+            f"{self.count('ok')} parsed, {self.count('cached')} unchanged, {self.count('rejected')} rejected, "
+            f"{len(self.failed)} failed; {self.pages_parsed} pages parsed, "
+            f"{sum(s.quotes for s in self.summaries)} quotes, {self.seconds:.1f}s ({rate:.1f} pages/s)"
+        )
+        rejected = [s for s in self.summaries if s.status == "rejected"]
+        if rejected or self.failed:
+            table = Table("file", "outcome", "reason")
+            for s in rejected:
+                table.add_row(s.path, "rejected", s.reason or "")
+            for path, error in self.failed:
+                table.add_row(path, "failed", error)
+            console.print(table)
+
+
+def _page_count(path: str) -> int:
+    try:
+        with pymupdf.open(path) as doc:
+            return doc.page_count
+    except Exception:  # noqa: BLE001 - unreadable files are the parse task's to report
+        return 0
+
+
+def _record_unchanged(wh: Warehouse, ctx: RunContext, fingerprint: str, doc_ids: list[str]) -> None:
+    record = RunRecord(
+        run_id=ctx.run_id,
+        flow=ctx.flow,
+        stage="parse",
+        fingerprint=fingerprint,
+        config=ctx.settings.parse.fingerprint_config(),
+        code_version=get_parser(ctx.settings.parse).code_version,
+        inputs=doc_ids,
+        key="all",
+    )
+    Ledger(wh).finish(record, "cached")
+
+
+def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str | None) -> IngestReport:
+    from flows.ingest import IngestError, ingest_flow, stages_from
+
+    started = time.perf_counter()
+    wh = Warehouse(root)
+    wh.remove_stale_temporaries()
+    ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(force_from))
+    files = discover_documents(paths)
+    fingerprint = parse_fingerprint(get_parser(settings.parse))
+    hashes = {path: sha256_file(Path(path)) for path in files}
+    todo = [p for p in files if ctx.forced("parse") or not is_parsed(wh, fingerprint, hashes[p])]
+    report = IngestReport(ctx.run_id)
+    if not todo:
+        _record_unchanged(wh, ctx, fingerprint, sorted(hashes.values()))
+        wh.set_current("parse", fingerprint, ("documents", "pages", "quotes", "rejects"))
+        write_catalog_file(wh)
+        report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
+        report.seconds = time.perf_counter() - started
+        return report
+
+    bar = progress.PageProgress(sum(_page_count(p) for p in todo))
+    progress.set_current(bar)
+    report.flow_started = True
+    try:
+        report.summaries = ingest_flow(ctx, files)
+    except IngestError as exc:
+        report.failed = [(path, str(error)) for path, error in exc.failures]
+    finally:
+        bar.close()
+        progress.set_current(None)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def stored_document_paths(root: Path) -> list[str]:
+    """Every document the warehouse knows under the current parse fingerprint, by its path."""
+    _, rows = query(
+        Warehouse(root),
+        "SELECT path FROM documents UNION SELECT path FROM rejects WHERE stage = 'parse' AND quote_id IS NULL "
+        "AND path IS NOT NULL ORDER BY 1",
+    )
+    return [r[0] for r in rows if Path(r[0]).exists()]

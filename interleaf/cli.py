@@ -1,0 +1,156 @@
+"""`interleaf`: ingest, query and rerun from the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from interleaf.config import Settings, load_settings
+from interleaf.errors import InterleafError, ReadOnlyQueryError
+from warehouse.store import resolve_root
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+console = Console(stderr=True)
+out = Console()
+
+
+class State:
+    warehouse: Path
+    settings: Settings
+
+
+state = State()
+
+
+def prefect_environment(root: Path) -> None:
+    """Prefect keeps its own database; keep it beside the warehouse, quiet and offline."""
+    os.environ.setdefault("PREFECT_HOME", str(root.parent / ".prefect"))
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_LOCAL_STORAGE_PATH", str(root.parent / ".prefect" / "storage"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@app.callback()
+def main(
+    warehouse: Annotated[str | None, typer.Option(help="Warehouse folder [env INTERLEAF_WAREHOUSE]")] = None,
+    config: Annotated[str | None, typer.Option(help="YAML config (default configs/default.yaml)")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a config value: parse.backend=mineru")] = None,
+) -> None:
+    try:
+        state.settings = load_settings(config, set_)
+    except InterleafError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    state.warehouse = resolve_root(warehouse or state.settings.warehouse)
+    prefect_environment(state.warehouse)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    console.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(1)
+
+
+@app.command()
+def ingest(paths: Annotated[list[str], typer.Argument(help="PDF files or folders")]) -> None:
+    """Parse new and changed documents into the warehouse (unchanged ones are skipped)."""
+    from flows.runner import run_ingest
+
+    try:
+        report = run_ingest(state.warehouse, state.settings, paths, force_from=None)
+    except InterleafError as exc:
+        raise _fail(exc) from exc
+    report.print(out)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@app.command("run")
+def rerun(
+    from_: Annotated[str, typer.Option("--from", help="First stage to recompute")],
+    paths: Annotated[list[str] | None, typer.Argument(help="Limit to these files (default: every stored document)")] = None,
+) -> None:
+    """Recompute STAGE and every stage after it over the stored documents; nothing before it."""
+    from flows.runner import run_ingest, stored_document_paths
+
+    try:
+        targets = paths or stored_document_paths(state.warehouse)
+        report = run_ingest(state.warehouse, state.settings, targets, force_from=from_)
+    except InterleafError as exc:
+        raise _fail(exc) from exc
+    report.print(out)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="A read-only SQL query over the warehouse views")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as a JSON array")] = False,
+) -> None:
+    """Query the warehouse read-only (SELECT, EXPLAIN, PRAGMA); writes are refused."""
+    from warehouse import Warehouse
+    from warehouse.catalog import query as run_query
+
+    try:
+        columns, rows = run_query(Warehouse(state.warehouse), query)
+    except ReadOnlyQueryError as exc:
+        raise _fail(exc) from exc
+    except Exception as exc:  # DuckDB's own message says what is wrong with the query
+        raise _fail(exc) from exc
+    if as_json:
+        records = [{c: _jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+        print(json.dumps(records, ensure_ascii=False, default=str))
+        return
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    out.print(table)
+
+
+@app.command()
+def runs(limit: Annotated[int, typer.Option(help="How many of the latest rows")] = 20) -> None:
+    """The runs ledger: latest stage executions first."""
+    from warehouse import Warehouse
+    from warehouse.catalog import query as run_query
+
+    columns, rows = run_query(
+        Warehouse(state.warehouse),
+        "SELECT run_id, flow, stage, status, count(*) AS items, sum(rows) AS rows, min(started_at) AS started, "
+        "max(ended_at) AS ended, any_value(fingerprint) AS fingerprint FROM runs "
+        f"GROUP BY ALL ORDER BY started DESC LIMIT {int(limit)}",
+    )
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    out.print(table)
+
+
+def run() -> None:
+    started = time.perf_counter()
+    try:
+        app()
+    finally:
+        if os.environ.get("INTERLEAF_TIMING"):
+            print(f"[interleaf] {time.perf_counter() - started:.2f}s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run()

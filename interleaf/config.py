@@ -1,0 +1,56 @@
+"""Typed settings: pydantic models hold the shape, YAML in configs/ holds the values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from interleaf.errors import ConfigError
+from interleaf.parse.config import ParseConfig
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+
+
+class ServeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    inbox: str = "inbox"
+    cron: str = "*/15 * * * *"
+    host: str = "127.0.0.1"  # the local Prefect server listens on loopback only
+    port: int = Field(4200, ge=1024, le=65535)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    warehouse: str | None = None  # --warehouse and $INTERLEAF_WAREHOUSE take precedence
+    parse: ParseConfig = ParseConfig()
+    serve: ServeConfig = ServeConfig()
+
+
+def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for key in parents:
+        tree = tree.setdefault(key, {})
+    tree[leaf] = value
+
+
+def load_settings(path: str | Path | None = None, overrides: list[str] | None = None) -> Settings:
+    """Read a YAML config, apply `key.sub=value` overrides (values parsed as YAML), validate."""
+    config_path = Path(path) if path else DEFAULT_CONFIG
+    try:
+        raw = yaml.safe_load(config_path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{config_path}: cannot read config: {exc}") from exc
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"override {item!r} is not of the form key.sub=value")
+        _set_dotted(raw, key.strip(), yaml.safe_load(value))
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{config_path}: {exc}") from exc

@@ -1,0 +1,41 @@
+"""Domain exceptions. Each carries the id of what it is about, so a log line names it."""
+
+from __future__ import annotations
+
+
+class InterleafError(Exception):
+    """Base of every error Interleaf raises on purpose."""
+
+
+class SchemaError(InterleafError):
+    def __init__(self, table: str, reason: str) -> None:
+        super().__init__(f"table {table}: {reason}")
+        self.table = table
+        self.reason = reason
+
+
+class ConfigError(InterleafError):
+    pass
+
+
+class DocumentError(InterleafError):
+    """A document cannot be processed; `reason` is what the rejects table records."""
+
+    def __init__(self, path: str, reason: str, doc_id: str | None = None) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.doc_id = doc_id
+
+
+class StageError(InterleafError):
+    """An unexpected failure inside a stage, tagged with the document or quote it hit."""
+
+    def __init__(self, stage: str, item_id: str, cause: BaseException) -> None:
+        super().__init__(f"{stage} failed on {item_id}: {type(cause).__name__}: {cause}")
+        self.stage = stage
+        self.item_id = item_id
+
+
+class ReadOnlyQueryError(InterleafError):
+    pass

@@ -1,0 +1,44 @@
+"""Fingerprints name stored outputs: same inputs, config, prompts and code -> same name."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+FINGERPRINT_CHARS = 16
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def stage_fingerprint(
+    stage: str,
+    config: Mapping[str, Any],
+    code_version: str,
+    upstream: Iterable[str] = (),
+    prompt_hashes: Iterable[str] = (),
+) -> str:
+    payload = {
+        "stage": stage,
+        "config": config,
+        "code": code_version,
+        "upstream": sorted(upstream),
+        "prompts": sorted(prompt_hashes),
+    }
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:FINGERPRINT_CHARS]
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,159 @@
+"""The offline default parser: rapid-layout regions, text from the PDF's text layer inside each
+region, RapidOCR where a page has no usable text layer, PNG crops of figures, tables and
+equations, captions attached, reading order by columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pymupdf
+
+from interleaf.parse import regions as rg
+from interleaf.parse.config import LayoutConfig
+from interleaf.parse.layout_model import detect_regions
+from interleaf.parse.ocr import ocr_words
+from interleaf.parse.pdf_input import metadata_title, open_pdf
+from interleaf.parse.protocol import PageMap, ParsedDocument, ParsedPage, ParsedQuote
+from interleaf.parse.reading_order import reading_order
+from interleaf.parse.words import Word, text_layer_usable, text_layer_words
+
+CODE_VERSION = "layout-1"
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    pdf: bytes
+    name: str
+    pages: tuple[int, ...]
+    config: LayoutConfig
+
+
+@dataclass
+class PageResult:
+    page: ParsedPage
+    quotes: list[ParsedQuote]
+
+
+def _is_blank(image_bgr: np.ndarray) -> bool:
+    return bool(image_bgr.min() > 245)
+
+
+def _page_words(page: pymupdf.Page, layout_image: np.ndarray, cfg: LayoutConfig) -> tuple[list[Word], bool, bool]:
+    """(words, has_text_layer, ocr_used)"""
+    words, hidden = text_layer_words(page)
+    has_text_layer = bool(words) or hidden > 0
+    if text_layer_usable(words, hidden, cfg.min_clean_token_share):
+        return words, has_text_layer, False
+    if _is_blank(layout_image):
+        return [], has_text_layer, False
+    zoom = cfg.ocr_dpi / 72
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
+    rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.w, 3)
+    return ocr_words(np.ascontiguousarray(rgb[:, :, ::-1]), 1 / zoom), has_text_layer, True
+
+
+def _crop_png(page: pymupdf.Page, block: rg.Block, dpi: int) -> bytes | None:
+    clip = pymupdf.Rect(block.bbox) & page.rect
+    if clip.is_empty or clip.width < 2 or clip.height < 2:
+        return None
+    pix = page.get_pixmap(clip=clip, dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)
+    return pix.tobytes("png")
+
+
+def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
+    rotation = page.rotation
+    if rotation:
+        # Words come in unrotated coordinates; render unrotated too so boxes agree.
+        page.set_rotation(0)
+    found, image = detect_regions(page, cfg.conf_thresh, cfg.iou_thresh)
+    words, has_text_layer, ocr_used = _page_words(page, image, cfg)
+    source = "ocr" if ocr_used else "text_layer"
+
+    blocks = rg.merge_split_figures(rg.dedupe(rg.blocks_from_regions(found)))
+    orphans = rg.assign_words(blocks, words)
+    blocks = [b for b in blocks if b.words or b.kind in rg.IMAGE_KINDS]
+    blocks += rg.blocks_from_orphans(orphans)
+    for b in blocks:
+        b.text = rg.words_to_text(b.words)
+    blocks = rg.attach_captions(blocks, cfg.min_caption_gap_pt)
+    if not blocks and not _is_blank(image):
+        # Something is drawn but nothing was recognised: keep the page as one figure.
+        r = page.rect
+        blocks = [rg.Block("figure", r.x0, r.y0, r.x1, r.y1, None)]
+
+    quotes = []
+    for b in reading_order(blocks, page.rect.width):
+        is_image = b.kind in rg.IMAGE_KINDS
+        quotes.append(
+            ParsedQuote(
+                page_idx=page.number,
+                kind=b.kind,
+                bbox=b.bbox,
+                text=b.text,
+                text_source=source if b.text else "none",
+                caption=b.caption,
+                furniture=b.kind in rg.FURNITURE_KINDS,
+                score=b.score,
+                png=_crop_png(page, b, cfg.crop_dpi) if is_image else None,
+            )
+        )
+    parsed = ParsedPage(
+        page_idx=page.number,
+        width=page.rect.width,
+        height=page.rect.height,
+        rotation=rotation,
+        has_text_layer=has_text_layer,
+        ocr_used=ocr_used,
+    )
+    return PageResult(parsed, quotes)
+
+
+def parse_chunk(job: ChunkJob) -> list[PageResult]:
+    """Module-level so a process pool can run it; opens the PDF once per chunk."""
+    doc = open_pdf(job.pdf, job.name)
+    try:
+        return [parse_page(doc[i], job.config) for i in job.pages]
+    finally:
+        doc.close()
+
+
+def _title(doc_title: str | None, quotes: list[ParsedQuote]) -> str | None:
+    if doc_title:
+        return doc_title
+    for q in quotes:
+        if q.page_idx > 0:
+            break
+        if q.kind == "title" and len(q.text) > 3:
+            return " ".join(q.text.split())
+    return None
+
+
+class LayoutParser:
+    name = "layout"
+    code_version = CODE_VERSION
+
+    def __init__(self, config: LayoutConfig, pages_per_chunk: int = 8) -> None:
+        self.config = config
+        self.pages_per_chunk = pages_per_chunk
+
+    def fingerprint_config(self) -> dict[str, Any]:
+        return self.config.model_dump()
+
+    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
+        doc = open_pdf(pdf, name)
+        try:
+            page_count = doc.page_count
+            title = metadata_title(doc)
+        finally:
+            doc.close()
+        n = self.pages_per_chunk
+        jobs = [ChunkJob(pdf, name, tuple(range(s, min(s + n, page_count))), self.config) for s in range(0, page_count, n)]
+        pages: list[ParsedPage] = []
+        quotes: list[ParsedQuote] = []
+        for results in page_map(parse_chunk, jobs):
+            for result in results:
+                pages.append(result.page)
+                quotes.extend(result.quotes)
+        return ParsedDocument(page_count=page_count, title=_title(title, quotes), pages=pages, quotes=quotes)

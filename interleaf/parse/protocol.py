@@ -1,0 +1,57 @@
+"""The parse stage's swappable part: a Parser turns a PDF's bytes into pages and quotes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# How a parser may spread page-level work: `map(fn, items)`, in order. Plain `map` runs inline;
+# the ingest task passes a process pool's map.
+PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]
+
+
+@dataclass
+class ParsedPage:
+    page_idx: int
+    width: float
+    height: float
+    rotation: int
+    has_text_layer: bool
+    ocr_used: bool
+
+
+@dataclass
+class ParsedQuote:
+    page_idx: int
+    kind: str
+    bbox: tuple[float, float, float, float]
+    text: str
+    text_source: str
+    caption: str | None = None
+    footnote: str | None = None
+    html: str | None = None
+    furniture: bool = False
+    score: float | None = None
+    png: bytes | None = None  # the crop, for figure / table / equation quotes
+
+
+@dataclass
+class ParsedDocument:
+    page_count: int
+    title: str | None
+    pages: list[ParsedPage]
+    quotes: list[ParsedQuote]  # in reading order within each page, pages in order
+    page_rejects: list[tuple[int, str]] = field(default_factory=list)
+
+
+class Parser(Protocol):
+    name: str
+    code_version: str
+
+    def fingerprint_config(self) -> dict[str, Any]: ...
+
+    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument: ...

@@ -1,0 +1,242 @@
+"""From raw layout regions and page words to page blocks: dedupe, merge, fill, caption.
+
+Everything here is geometry on one page, in PDF points, with no model and no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from interleaf.parse.layout_model import Region
+from interleaf.parse.words import Word
+
+# CDLA label -> quote kind
+KIND_OF_LABEL = {
+    "text": "text",
+    "title": "title",
+    "figure": "figure",
+    "figure_caption": "caption",
+    "table": "table",
+    "table_caption": "caption",
+    "header": "header",
+    "footer": "footer",
+    "reference": "reference",
+    "equation": "equation",
+}
+IMAGE_KINDS = ("figure", "table", "equation")
+FURNITURE_KINDS = ("header", "footer")
+
+CAPTION_PREFIX = re.compile(
+    r"^\s*(?P<word>fig(?:ure)?|table|tab|chart|exhibit|graph|plate|tableau|figura|tabla|"
+    r"abb(?:ildung)?|그림|표|图|表)\.?\s*(?P<num>[0-9]+[a-z]?|[IVX]+)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Block:
+    kind: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    score: float | None
+    words: list[Word] = field(default_factory=list)
+    caption_of: str | None = None  # for captions: "figure" or "table" when the label says so
+    caption: str | None = None
+    text: str = ""
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return (self.x0, self.y0, self.x1, self.y1)
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def area(self) -> float:
+        return max(0.0, self.width) * max(0.0, self.height)
+
+
+def _intersection(a: Block, b: Block) -> float:
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def blocks_from_regions(regions: list[Region]) -> list[Block]:
+    blocks = []
+    for r in regions:
+        kind = KIND_OF_LABEL.get(r.label, "text")
+        caption_of = {"figure_caption": "figure", "table_caption": "table"}.get(r.label)
+        blocks.append(Block(kind, r.x0, r.y0, r.x1, r.y1, r.score, caption_of=caption_of))
+    return blocks
+
+
+def dedupe(blocks: list[Block]) -> list[Block]:
+    """Drop a box that repeats a better one (the model often gives one box two labels), and text
+    boxes lying inside a figure or table (chart labels belong to the chart)."""
+    kept: list[Block] = []
+    for block in sorted(blocks, key=lambda b: -(b.score or 0)):
+        duplicate = False
+        for other in kept:
+            inter = _intersection(block, other)
+            if not inter:
+                continue
+            union = block.area + other.area - inter
+            if inter / union > 0.6:
+                duplicate = True
+            elif block.kind not in IMAGE_KINDS and block.kind != "caption" and other.kind in ("figure", "table"):
+                duplicate = inter / max(block.area, 1e-6) > 0.85
+            if duplicate:
+                break
+        if not duplicate:
+            kept.append(block)
+    # A figure or table found after text boxes inside it absorbs them as well.
+    containers = [b for b in kept if b.kind in ("figure", "table")]
+    return [
+        b
+        for b in kept
+        if b.kind in IMAGE_KINDS
+        or b.kind == "caption"
+        or not any(_intersection(b, c) / max(b.area, 1e-6) > 0.85 for c in containers)
+    ]
+
+
+def merge_split_figures(blocks: list[Block], gap: float = 12.0) -> list[Block]:
+    """Join figure boxes the model split in two: touching or nearly, and aligned."""
+    changed = True
+    while changed:
+        changed = False
+        figures = [b for b in blocks if b.kind == "figure"]
+        for i, a in enumerate(figures):
+            for b in figures[i + 1 :]:
+                v_overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+                h_overlap = min(a.x1, b.x1) - max(a.x0, b.x0)
+                h_gap = max(a.x0, b.x0) - min(a.x1, b.x1)
+                v_gap = max(a.y0, b.y0) - min(a.y1, b.y1)
+                side_by_side = v_overlap > 0.5 * min(a.height, b.height) and h_gap < gap
+                stacked = h_overlap > 0.5 * min(a.width, b.width) and v_gap < gap
+                if side_by_side or stacked:
+                    a.x0, a.y0 = min(a.x0, b.x0), min(a.y0, b.y0)
+                    a.x1, a.y1 = max(a.x1, b.x1), max(a.y1, b.y1)
+                    a.score = max(a.score or 0, b.score or 0)
+                    blocks = [x for x in blocks if x is not b]
+                    changed = True
+                    break
+            if changed:
+                break
+    return blocks
+
+
+def assign_words(blocks: list[Block], words: list[Word]) -> list[Word]:
+    """Give each word to the smallest block holding its centre; return the words left over."""
+    order = sorted(range(len(blocks)), key=lambda i: blocks[i].area)
+    orphans = []
+    for word in words:
+        cx, cy = word.cx, word.cy
+        for i in order:
+            b = blocks[i]
+            if b.x0 - 2 <= cx <= b.x1 + 2 and b.y0 - 2 <= cy <= b.y1 + 2:
+                b.words.append(word)
+                break
+        else:
+            orphans.append(word)
+    return orphans
+
+
+def blocks_from_orphans(orphans: list[Word]) -> list[Block]:
+    """Text the layout model missed still becomes quotes: one per text-layer block."""
+    groups: dict[int, list[Word]] = {}
+    for w in orphans:
+        groups.setdefault(w.block, []).append(w)
+    blocks = []
+    for ws in groups.values():
+        blocks.append(
+            Block(
+                "text",
+                min(w.x0 for w in ws),
+                min(w.y0 for w in ws),
+                max(w.x1 for w in ws),
+                max(w.y1 for w in ws),
+                None,
+                words=ws,
+            )
+        )
+    return blocks
+
+
+def words_to_text(words: list[Word]) -> str:
+    """Lines top to bottom, and left to right within a row (table rows read across)."""
+    lines: dict[tuple[int, int], list[Word]] = {}
+    for w in words:
+        lines.setdefault((w.block, w.line), []).append(w)
+    line_items = []
+    for ws in lines.values():
+        ws.sort(key=lambda w: (w.order, w.x0))
+        y0, y1 = min(w.y0 for w in ws), max(w.y1 for w in ws)
+        line_items.append((y0, y1, min(w.x0 for w in ws), " ".join(w.text for w in ws)))
+    line_items.sort(key=lambda t: (t[0] + t[1]) / 2)
+    rows: list[list[tuple[float, float, float, str]]] = []
+    for item in line_items:
+        if rows:
+            last = rows[-1][-1]
+            height = max(1.0, min(item[1] - item[0], last[1] - last[0]))
+            if abs((item[0] + item[1]) / 2 - (last[0] + last[1]) / 2) < 0.5 * height:
+                rows[-1].append(item)
+                continue
+        rows.append([item])
+    return "\n".join(" ".join(t[3] for t in sorted(row, key=lambda t: t[2])) for row in rows)
+
+
+def _caption_target(text: str) -> str | None:
+    match = CAPTION_PREFIX.match(text)
+    if not match:
+        return None
+    word = match.group("word").lower()
+    return "table" if word.startswith(("tab", "표", "表")) else "figure"
+
+
+def attach_captions(blocks: list[Block], max_gap: float) -> list[Block]:
+    """Pair each caption with the nearest figure or table it sits above or below (or beside),
+    by label and "Figure N" / "Table N" prefix. Attached captions leave the block list; a caption
+    with no partner stays a quote of kind `caption`."""
+    targets = [b for b in blocks if b.kind in ("figure", "table")]
+    candidates = []
+    for b in blocks:
+        if b.kind == "caption":
+            candidates.append((b, b.caption_of or _caption_target(b.text)))
+        elif b.kind == "text" and (prefix := _caption_target(b.text)):
+            candidates.append((b, prefix))
+    pairs = []
+    for cap, wanted in candidates:
+        for t in targets:
+            if wanted and t.kind != wanted and not (wanted == "figure" and t.kind == "table"):
+                continue
+            h_overlap = min(cap.x1, t.x1) - max(cap.x0, t.x0)
+            v_gap = max(cap.y0 - t.y1, t.y0 - cap.y1)
+            v_overlap = min(cap.y1, t.y1) - max(cap.y0, t.y0)
+            h_gap = max(cap.x0 - t.x1, t.x0 - cap.x1)
+            if h_overlap > 0.3 * min(cap.width, t.width) and v_gap < max_gap:
+                distance = max(v_gap, 0.0)
+            elif v_overlap > 0.3 * min(cap.height, t.height) and h_gap < max_gap:
+                distance = max(h_gap, 0.0) + 5.0  # beside is less usual than above / below
+            else:
+                continue
+            penalty = 0.0 if (wanted or "figure") == t.kind else 10.0
+            pairs.append((distance + penalty, id(cap), cap, t))
+    used_caps: set[int] = set()
+    used_targets: set[int] = set()
+    for _, _, cap, t in sorted(pairs, key=lambda p: p[:2]):
+        if id(cap) in used_caps or id(t) in used_targets:
+            continue
+        t.caption = cap.text
+        used_caps.add(id(cap))
+        used_targets.add(id(t))
+    return [b for b in blocks if id(b) not in used_caps]

@@ -1,0 +1,121 @@
+"""The parse stage as a pure function: a document's bytes in, Arrow tables and crop files out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from interleaf.errors import DocumentError, StageError
+from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
+from warehouse import schemas
+
+STAGE = "parse"
+TABLES = ("documents", "pages", "quotes", "rejects")
+
+
+@dataclass(frozen=True)
+class DocumentInput:
+    doc_id: str  # SHA-256 of the bytes
+    name: str
+    path: str
+    data: bytes
+
+
+@dataclass
+class ParseOutput:
+    documents: pa.Table
+    pages: pa.Table
+    quotes: pa.Table
+    rejects: list[tuple[str | None, str]] = field(default_factory=list)  # (quote_id, reason)
+    files: dict[str, bytes] = field(default_factory=dict)  # path under the warehouse -> bytes
+
+    @property
+    def page_count(self) -> int:
+        return self.pages.num_rows
+
+
+def quote_id(doc_id: str, page_idx: int, layout_idx: int) -> str:
+    """Stable across reruns: the document's content hash, the page and the reading position."""
+    return f"{doc_id[:16]}-p{page_idx:04d}-q{layout_idx:03d}"
+
+
+def image_relpath(fingerprint: str, doc_id: str, qid: str) -> str:
+    return f"images/{fingerprint}/{doc_id[:16]}/{qid}.png"
+
+
+def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerprint: str) -> ParseOutput:
+    quotes, files = [], {}
+    per_page: dict[int, int] = {}
+    for q in parsed.quotes:
+        layout_idx = per_page.get(q.page_idx, 0)
+        per_page[q.page_idx] = layout_idx + 1
+        qid = quote_id(doc.doc_id, q.page_idx, layout_idx)
+        img_path = None
+        if q.png:
+            img_path = image_relpath(fingerprint, doc.doc_id, qid)
+            files[img_path] = q.png
+        quotes.append(
+            {
+                "quote_id": qid,
+                "doc_id": doc.doc_id,
+                "page_idx": q.page_idx,
+                "layout_idx": layout_idx,
+                "kind": q.kind,
+                "bbox": [float(v) for v in q.bbox],
+                "text": q.text,
+                "text_source": q.text_source,
+                "caption": q.caption,
+                "footnote": q.footnote,
+                "html": q.html,
+                "img_path": img_path,
+                "furniture": q.furniture,
+                "backend": backend,
+                "score": q.score,
+            }
+        )
+    pages = [
+        {
+            "doc_id": doc.doc_id,
+            "page_idx": p.page_idx,
+            "width": p.width,
+            "height": p.height,
+            "rotation": p.rotation,
+            "has_text_layer": p.has_text_layer,
+            "ocr_used": p.ocr_used,
+            "n_quotes": per_page.get(p.page_idx, 0),
+        }
+        for p in parsed.pages
+    ]
+    documents = [
+        {
+            "doc_id": doc.doc_id,
+            "name": doc.name,
+            "path": doc.path,
+            "pages": parsed.page_count,
+            "bytes": len(doc.data),
+            "title": parsed.title,
+        }
+    ]
+    rejects: list[tuple[str | None, str]] = [
+        (None, f"page {page_idx + 1}: {reason}") for page_idx, reason in parsed.page_rejects
+    ]
+    return ParseOutput(
+        documents=schemas.check("documents", pa.Table.from_pylist(documents, schema=schemas.DOCUMENTS)),
+        pages=schemas.check("pages", pa.Table.from_pylist(pages, schema=schemas.PAGES)),
+        quotes=schemas.check("quotes", pa.Table.from_pylist(quotes, schema=schemas.QUOTES)),
+        rejects=rejects,
+        files=files,
+    )
+
+
+def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_map: PageMap = map) -> ParseOutput:
+    """Parse one document. A DocumentError (bad input) propagates for the caller to record as a
+    reject; anything else is wrapped in a StageError naming the document."""
+    try:
+        parsed = parser.parse(doc.data, doc.name, page_map)
+    except DocumentError:
+        raise
+    except Exception as exc:
+        raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
+    return to_tables(doc, parsed, parser.name, fingerprint)

@@ -1,0 +1,1 @@
+"""Prefect tasks: thin wrappers that read and write the warehouse around the pure stages."""

@@ -1,0 +1,25 @@
+"""What every task needs to know about the run it belongs to."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from interleaf.config import Settings
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    run_id: str
+    flow: str
+    warehouse: str  # resolved root
+    settings: Settings
+    force_stages: frozenset[str] = frozenset()  # stages `run --from` recomputes
+
+    def forced(self, stage: str) -> bool:
+        return stage in self.force_stages

@@ -1,0 +1,107 @@
+"""DuckDB over the warehouse: one view per table, over the current fingerprint's Parquet parts.
+
+`connect()` builds the views in an in-memory database each time, so it always sees what the
+last ingest committed and never takes a lock that a running ingest needs. `query()` is the
+read-only entry point behind `interleaf sql`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from interleaf.errors import ReadOnlyQueryError
+from warehouse import schemas
+from warehouse.store import Warehouse
+
+# Parse writes pages and quotes before the documents row that commits them; a document killed
+# half-way has parts but no documents row, and stays out of sight until a rerun completes it.
+COMMITTED_BY_DOCUMENT = ("pages", "quotes")
+
+# Statement types a read-only query may run.
+READ_ONLY_TYPES = {"SELECT", "EXPLAIN", "PRAGMA"}
+
+LEDGER_TABLES = {"runs": "ledger"}
+
+
+def _sql_str(path: Path | str) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def _source(wh: Warehouse, table: str) -> str:
+    if table in LEDGER_TABLES:
+        folders = [LEDGER_TABLES[table]]
+    else:
+        folders = wh.current_fingerprints(table)
+    globs = [wh.table_glob(table, fp) for fp in folders if any((wh.root / table / fp).glob("*.parquet"))]
+    if not globs:
+        schema_file = wh.schema_file(table)
+        if not schema_file.exists():
+            wh._ensure_schema_file(table)
+        return f"read_parquet({_sql_str(schema_file)})"
+    files = ", ".join(_sql_str(g) for g in globs)
+    return f"read_parquet([{files}], union_by_name = true)"
+
+
+def view_sql(wh: Warehouse, table: str) -> str:
+    body = f"SELECT * FROM {_source(wh, table)}"
+    if table in COMMITTED_BY_DOCUMENT:
+        body += " WHERE doc_id IN (SELECT doc_id FROM documents)"
+    return f"CREATE OR REPLACE VIEW {table} AS {body}"
+
+
+def connect(wh: Warehouse, threads: int = 2) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:", config={"threads": threads})
+    for table in schemas.TABLES:
+        con.execute(view_sql(wh, table))
+    return con
+
+
+def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise ReadOnlyQueryError(f"cannot parse the query: {exc}") from exc
+    for statement in statements:
+        kind = statement.type.name
+        if kind not in READ_ONLY_TYPES:
+            raise ReadOnlyQueryError(
+                f"refused: {kind} statements change data, and `interleaf sql` is read-only "
+                "(only SELECT, EXPLAIN and PRAGMA run here)"
+            )
+
+
+def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    con = connect(wh)
+    try:
+        check_read_only(con, sql)
+        result = con.execute(sql)
+        columns = [d[0] for d in result.description] if result.description else []
+        return columns, result.fetchall()
+    finally:
+        con.close()
+
+
+def write_catalog_file(wh: Warehouse) -> Path | None:
+    """Persist the views in <root>/catalog.duckdb for users of the duckdb CLI or notebooks.
+
+    Best effort: when another process holds the file open, the views stay as they were (the
+    views read globs, so they still see new parts; only a changed fingerprint is missed).
+    """
+    path = wh.root / "catalog.duckdb"
+    tmp = wh.root / f".catalog.duckdb.tmp-{id(wh)}"
+    try:
+        tmp.unlink(missing_ok=True)
+        con = duckdb.connect(str(tmp))
+        try:
+            for table in schemas.TABLES:
+                con.execute(view_sql(wh, table))
+        finally:
+            con.close()
+        tmp.replace(path)
+    except (duckdb.Error, OSError):
+        tmp.unlink(missing_ok=True)
+        return None
+    return path

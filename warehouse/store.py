@@ -1,0 +1,155 @@
+"""Parquet parts on disk, written atomically, named by table, fingerprint and part key.
+
+Layout under the root::
+
+    <table>/<fingerprint>/<part>.parquet   one part per document (or per run, for ledgers)
+    <table>/_schema.parquet                an empty table, so a view exists before any data
+    images/<fingerprint>/<doc_id>/<quote_id>.png
+    _state/current.json                    which fingerprint of each stage is current
+
+A part is written under a temporary name in its final folder and renamed into place, so a reader
+or a killed writer never sees half a file, and two writers of the same part leave one whole file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from warehouse import schemas
+
+DEFAULT_ROOT = "warehouse/data"
+
+
+def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--warehouse DIR, else $INTERLEAF_WAREHOUSE, else warehouse/data."""
+    root = explicit or os.environ.get("INTERLEAF_WAREHOUSE") or DEFAULT_ROOT
+    return Path(root).expanduser().resolve()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class StageState:
+    fingerprint: str
+    tables: tuple[str, ...]
+
+
+class Warehouse:
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = resolve_root(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    # -- parts ---------------------------------------------------------------------------
+    def part_path(self, table: str, fingerprint: str, part: str) -> Path:
+        return self.root / table / fingerprint / f"{part}.parquet"
+
+    def has_part(self, table: str, fingerprint: str, part: str) -> bool:
+        return self.part_path(table, fingerprint, part).exists()
+
+    def write_part(self, table: str, fingerprint: str, part: str, data: pa.Table) -> Path:
+        checked = schemas.check(table, data)
+        self._ensure_schema_file(table)
+        path = self.part_path(table, fingerprint, part)
+        sink = pa.BufferOutputStream()
+        pq.write_table(checked, sink, compression="zstd")
+        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        return path
+
+    def read_part(self, table: str, fingerprint: str, part: str) -> pa.Table:
+        return pq.read_table(self.part_path(table, fingerprint, part), schema=schemas.schema_of(table))
+
+    def read_table(self, table: str, fingerprint: str, parts: list[str] | None = None) -> pa.Table:
+        folder = self.root / table / fingerprint
+        if parts is None:
+            files = sorted(folder.glob("*.parquet"))
+        else:
+            files = [self.part_path(table, fingerprint, p) for p in parts]
+            files = [f for f in files if f.exists()]
+        if not files:
+            return schemas.empty(table)
+        schema = schemas.schema_of(table)
+        return pa.concat_tables(pq.read_table(f, schema=schema) for f in files)
+
+    def table_glob(self, table: str, fingerprint: str) -> Path:
+        return self.root / table / fingerprint / "*.parquet"
+
+    def _ensure_schema_file(self, table: str) -> None:
+        path = self.schema_file(table)
+        if not path.exists():
+            sink = pa.BufferOutputStream()
+            pq.write_table(schemas.empty(table), sink)
+            atomic_write_bytes(path, sink.getvalue().to_pybytes())
+
+    def schema_file(self, table: str) -> Path:
+        return self.root / table / "_schema.parquet"
+
+    # -- files kept with the warehouse ------------------------------------------------------
+    def write_file(self, relpath: str, data: bytes) -> Path:
+        path = self.root / relpath
+        atomic_write_bytes(path, data)
+        return path
+
+    # -- which fingerprint of each stage is current -------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with (self.root / ".lock").open("a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @property
+    def _state_path(self) -> Path:
+        return self.root / "_state" / "current.json"
+
+    def current(self) -> dict[str, StageState]:
+        if not self._state_path.exists():
+            return {}
+        raw = json.loads(self._state_path.read_text())
+        return {k: StageState(v["fingerprint"], tuple(v["tables"])) for k, v in raw.items()}
+
+    def set_current(self, stage: str, fingerprint: str, tables: tuple[str, ...]) -> None:
+        with self.locked():
+            state = {k: {"fingerprint": v.fingerprint, "tables": list(v.tables)} for k, v in self.current().items()}
+            state[stage] = {"fingerprint": fingerprint, "tables": list(tables)}
+            atomic_write_bytes(self._state_path, json.dumps(state, indent=2, sort_keys=True).encode())
+
+    def current_fingerprints(self, table: str) -> list[str]:
+        return sorted({s.fingerprint for s in self.current().values() if table in s.tables})
+
+    def remove_stale_temporaries(self, older_than_s: float = 3600.0) -> int:
+        """Temporary files left by a killed writer; they are never read, only tidied.
+
+        Only old ones: a younger one may belong to an ingest running at this moment.
+        """
+        removed = 0
+        now = time.time()
+        for tmp in self.root.rglob(".*.tmp-*"):
+            with contextlib.suppress(FileNotFoundError):
+                if now - tmp.stat().st_mtime > older_than_s:
+                    tmp.unlink()
+                    removed += 1
+        return removed
