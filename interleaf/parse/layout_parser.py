@@ -76,7 +76,7 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
     blocks = [b for b in blocks if b.words or b.kind in rg.IMAGE_KINDS]
     blocks += rg.blocks_from_orphans(orphans)
     for b in blocks:
-        b.text = rg.words_to_text(b.words)
+        b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
     blocks = rg.attach_captions(blocks, cfg.min_caption_gap_pt)
     if not blocks and not _is_blank(image):
         # Something is drawn but nothing was recognised: keep the page as one figure.

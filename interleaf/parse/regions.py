@@ -81,7 +81,8 @@ def blocks_from_regions(regions: list[Region]) -> list[Block]:
 
 def dedupe(blocks: list[Block]) -> list[Block]:
     """Drop a box that repeats a better one (the model often gives one box two labels), and text
-    boxes lying inside a figure or table (chart labels belong to the chart)."""
+    boxes lying inside a figure or table (chart labels and header rows belong to it, even when
+    the model calls them captions: a real caption sits outside the box)."""
     kept: list[Block] = []
     for block in sorted(blocks, key=lambda b: -(b.score or 0)):
         duplicate = False
@@ -92,7 +93,7 @@ def dedupe(blocks: list[Block]) -> list[Block]:
             union = block.area + other.area - inter
             if inter / union > 0.6:
                 duplicate = True
-            elif block.kind not in IMAGE_KINDS and block.kind != "caption" and other.kind in ("figure", "table"):
+            elif block.kind not in IMAGE_KINDS and other.kind in ("figure", "table"):
                 duplicate = inter / max(block.area, 1e-6) > 0.85
             if duplicate:
                 break
@@ -104,7 +105,6 @@ def dedupe(blocks: list[Block]) -> list[Block]:
         b
         for b in kept
         if b.kind in IMAGE_KINDS
-        or b.kind == "caption"
         or not any(_intersection(b, c) / max(b.area, 1e-6) > 0.85 for c in containers)
     ]
 
@@ -172,27 +172,53 @@ def blocks_from_orphans(orphans: list[Word]) -> list[Block]:
     return blocks
 
 
-def words_to_text(words: list[Word]) -> str:
-    """Lines top to bottom, and left to right within a row (table rows read across)."""
-    lines: dict[tuple[int, int], list[Word]] = {}
-    for w in words:
-        lines.setdefault((w.block, w.line), []).append(w)
-    line_items = []
-    for ws in lines.values():
-        ws.sort(key=lambda w: (w.order, w.x0))
-        y0, y1 = min(w.y0 for w in ws), max(w.y1 for w in ws)
-        line_items.append((y0, y1, min(w.x0 for w in ws), " ".join(w.text for w in ws)))
-    line_items.sort(key=lambda t: (t[0] + t[1]) / 2)
-    rows: list[list[tuple[float, float, float, str]]] = []
-    for item in line_items:
+Item = tuple[float, float, float, str]  # y0, y1, x0, text
+
+
+def _line_text(words: list[Word]) -> Item:
+    words = sorted(words, key=lambda w: (w.order, w.x0))
+    return (min(w.y0 for w in words), max(w.y1 for w in words), min(w.x0 for w in words), " ".join(w.text for w in words))
+
+
+def _rows(items: list[Item]) -> tuple[list[list[Item]], str]:
+    """Group items whose vertical extents overlap by half the smaller height into rows, top to
+    bottom, left to right within a row; also return the text, a row per line."""
+    rows: list[list[Item]] = []
+    for item in sorted(items, key=lambda t: (t[0], t[2])):
         if rows:
-            last = rows[-1][-1]
-            height = max(1.0, min(item[1] - item[0], last[1] - last[0]))
-            if abs((item[0] + item[1]) / 2 - (last[0] + last[1]) / 2) < 0.5 * height:
+            head = rows[-1][0]
+            overlap = min(item[1], head[1]) - max(item[0], head[0])
+            if overlap > 0.5 * max(1.0, min(item[1] - item[0], head[1] - head[0])):
                 rows[-1].append(item)
                 continue
         rows.append([item])
-    return "\n".join(" ".join(t[3] for t in sorted(row, key=lambda t: t[2])) for row in rows)
+    for row in rows:
+        row.sort(key=lambda t: t[2])
+    return rows, "\n".join(" ".join(t[3] for t in row) for row in rows)
+
+
+def _lines(words: list[Word]) -> dict[int, dict[int, list[Word]]]:
+    blocks: dict[int, dict[int, list[Word]]] = {}
+    for w in words:
+        blocks.setdefault(w.block, {}).setdefault(w.line, []).append(w)
+    return blocks
+
+
+def table_words_to_text(words: list[Word]) -> str:
+    """Lines grouped into rows across the whole box, so a table reads row by row."""
+    return _rows([_line_text(ws) for lines in _lines(words).values() for ws in lines.values()])[1]
+
+
+def words_to_text(words: list[Word]) -> str:
+    """Text blocks as the PDF groups them (a table cell, a chart label, a paragraph), each block's
+    lines in rows; blocks in rows by their first line. Keeping a block's lines together keeps a
+    two-line label or cell readable as one phrase."""
+    items = []
+    for lines in _lines(words).values():
+        rows, text = _rows([_line_text(ws) for ws in lines.values()])
+        first = rows[0]
+        items.append((min(t[0] for t in first), max(t[1] for t in first), min(t[2] for row in rows for t in row), text))
+    return _rows(items)[1]
 
 
 def _caption_target(text: str) -> str | None:
@@ -229,7 +255,11 @@ def attach_captions(blocks: list[Block], max_gap: float) -> list[Block]:
                 distance = max(h_gap, 0.0) + 5.0  # beside is less usual than above / below
             else:
                 continue
+            if _intersection(cap, t) > 0.5 * cap.area:
+                continue  # a header row or legend inside the box, not its caption
             penalty = 0.0 if (wanted or "figure") == t.kind else 10.0
+            if not CAPTION_PREFIX.match(cap.text):
+                penalty += 30.0  # "Table 2: ..." further away beats an unnumbered label nearby
             pairs.append((distance + penalty, id(cap), cap, t))
     used_caps: set[int] = set()
     used_targets: set[int] = set()

@@ -1,0 +1,47 @@
+# Interleaf — `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+SHARED ?= $(abspath ../shared)
+CORPUS ?= $(SHARED)/corpus
+export INTERLEAF_CORPUS ?= $(CORPUS)
+export INTERLEAF_WAREHOUSE ?= $(abspath warehouse/data)
+export HF_HUB_OFFLINE := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_HOME ?= $(abspath .prefect)
+INSTALL_STAMP := .install.stamp
+Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
+
+.PHONY: help install e2e test bench serve sql lint
+
+help: ## list the targets
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+$(INSTALL_STAMP): pyproject.toml
+	# torch first, from this machine's disk, so that nothing else pulls a CUDA build of its own
+	$(PYTHON) -m pip install -q "torch==2.14.1" "torchvision==0.29.1"
+	$(PYTHON) -m pip install -q -e ".[dev,mineru]"
+	touch $@
+
+install: $(INSTALL_STAMP) ## install Interleaf and its dependencies (torch from local disk first)
+
+e2e: install ## ingest ../shared/corpus (docs + bad) with the offline default and show what was found
+	$(PYTHON) -m interleaf.cli ingest $(CORPUS)/docs $(CORPUS)/bad
+	$(PYTHON) -m interleaf.cli sql "select kind, count(*) as quotes, count(img_path) as crops from quotes group by 1 order by 2 desc"
+	$(PYTHON) -m interleaf.cli sql "select d.name, d.pages, count(q.quote_id) as quotes, bool_or(p.ocr_used) as ocr from documents d join pages p using (doc_id) left join quotes q on q.doc_id = d.doc_id and q.page_idx = p.page_idx group by all order by 1"
+	$(PYTHON) -m interleaf.cli sql "select stage, path, reason from rejects order by path"
+
+test: install ## run the test suite (reads the corpus from ../shared/corpus)
+	$(PYTHON) -m pytest -q -rs --durations=15
+
+bench: install ## throughput and memory benchmarks over docs/ and scale/
+	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
+
+serve: install ## local Prefect server on loopback + the ingest flow on its cron schedule over the inbox
+	$(PYTHON) -m flows.serve
+
+sql: install ## run a read-only query: make sql Q="select * from documents"
+	$(PYTHON) -m interleaf.cli sql "$(Q)"
+
+lint: ## ruff lint and format check
+	$(PYTHON) -m ruff check interleaf warehouse tasks flows tests benchmarks
+	$(PYTHON) -m ruff format --check interleaf warehouse tasks flows tests benchmarks

@@ -1,0 +1,120 @@
+"""Parse throughput and memory: `make bench` (parse part).
+
+Prints, for each backend, pages/s over docs/ (text-layer documents, and all of docs/ including
+OCR pages) and over scale/, the ratio to bare PyMuPDF text extraction of the same pages measured
+in the same run, and the peak RSS of a real `interleaf ingest` of the 619-page document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pymupdf
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from interleaf.config import load_settings  # noqa: E402
+from interleaf.executor import page_map  # noqa: E402
+from interleaf.parse.registry import get_parser  # noqa: E402
+from interleaf.parse.words import text_layer_usable, text_layer_words  # noqa: E402
+
+BIG = "game-manual-619p.pdf"
+
+
+def needs_ocr(path: Path, min_share: float) -> bool:
+    with pymupdf.open(path) as doc:
+        return any(not text_layer_usable(*text_layer_words(page), min_share) for page in doc)
+
+
+def pymupdf_seconds(files: list[Path]) -> tuple[int, float]:
+    started, pages = time.perf_counter(), 0
+    for f in files:
+        with pymupdf.open(f) as doc:
+            for page in doc:
+                page.get_text()
+                pages += 1
+    return pages, time.perf_counter() - started
+
+
+def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float]:
+    settings = load_settings(overrides=[f"parse.backend={backend}"])
+    parser = get_parser(settings.parse)
+    mapper = page_map(settings.parse.workers)
+    started, pages = time.perf_counter(), 0
+    for f in files:
+        pages += parser.parse(f.read_bytes(), f.name, mapper).page_count
+    return pages, time.perf_counter() - started
+
+
+def peak_rss_of_ingest(pdf: Path) -> tuple[float, float]:
+    """Peak summed RSS (MB) of the `interleaf ingest` process tree, sampled every 50 ms."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "INTERLEAF_WAREHOUSE": f"{tmp}/wh", "PREFECT_HOME": f"{tmp}/prefect"}
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "interleaf.cli", "ingest", str(pdf)], cwd=REPO, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        root, peak = psutil.Process(proc.pid), 0
+        while proc.poll() is None:
+            total = 0
+            try:
+                for p in [root, *root.children(recursive=True)]:
+                    try:
+                        total += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                pass
+            peak = max(peak, total)
+            time.sleep(0.05)
+        if proc.returncode != 0:
+            raise SystemExit(f"ingest of {pdf} failed with exit code {proc.returncode}")
+        return peak / 2**20, time.perf_counter() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    ap.add_argument("--backends", default="layout,mineru")
+    args = ap.parse_args()
+    docs = sorted((args.corpus / "docs").glob("*.pdf"))
+    scale = sorted((args.corpus / "scale").glob("*.pdf"))
+    min_share = load_settings().parse.layout.min_clean_token_share
+    text_docs = [f for f in docs if not needs_ocr(f, min_share)]
+    sets = {"docs/ text-layer": text_docs, "docs/ all": docs, "scale/": scale}
+
+    print(f"parse benchmark — {os.cpu_count()} cores; text-layer docs: {len(text_docs)} of {len(docs)}")
+    print(f"{'set':18} {'backend':8} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'pymupdf p/s':>12} {'ratio':>8}")
+    rates: dict[tuple[str, str], float] = {}
+    for label, files in sets.items():
+        base_pages, base_s = pymupdf_seconds(files)
+        for backend in args.backends.split(","):
+            try:
+                pages, seconds = backend_seconds(backend, files)
+            except Exception as exc:  # noqa: BLE001 - a backend missing here is reported, not fatal
+                print(f"{label:18} {backend:8} failed: {type(exc).__name__}: {exc}")
+                continue
+            rate = pages / seconds
+            rates[(label, backend)] = rate
+            print(f"{label:18} {backend:8} {pages:6d} {seconds:8.1f} {rate:8.2f} {base_pages / base_s:12.0f} "
+                  f"{rate / (base_pages / base_s):8.4f}")
+    key = "docs/ text-layer"
+    if (key, "layout") in rates and (key, "mineru") in rates:
+        ratio = rates[(key, "layout")] / rates[(key, "mineru")]
+        print(f"layout / mineru-flash on text-layer pages: {ratio:.2f} (target >= 1.0); "
+              f"layout {rates[(key, 'layout')]:.2f} pages/s (target >= 4)")
+    big = args.corpus / "scale" / BIG
+    if big.exists():
+        peak_mb, seconds = peak_rss_of_ingest(big)
+        print(f"peak RSS ingesting {BIG}: {peak_mb:.0f} MB (target < 1536 MB), {seconds:.1f} s end to end")
+
+
+if __name__ == "__main__":
+    main()

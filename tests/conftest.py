@@ -1,0 +1,81 @@
+"""Shared fixtures: the real corpus from ../shared/corpus, and warehouses ingested from it once
+per session through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run_cli(warehouse: Path, *args: str, timeout: float = 1200, check: bool = True) -> CliResult:
+    env = {
+        **os.environ,
+        "INTERLEAF_WAREHOUSE": str(warehouse),
+        "PREFECT_HOME": str(warehouse.parent / ".prefect-home"),
+        "COLUMNS": "200",
+    }
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "interleaf.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    result = CliResult(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - started)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"interleaf {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return result
+
+
+def sql_rows(warehouse: Path, query: str) -> list[dict]:
+    return json.loads(run_cli(warehouse, "sql", "--json", query).stdout)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not (CORPUS / "docs").is_dir():
+        pytest.fail(f"the shared corpus is missing at {CORPUS} (set INTERLEAF_CORPUS)")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def qa_items(corpus: Path) -> list[dict]:
+    return [json.loads(line) for line in (corpus / "qa_dev.jsonl").read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class IngestedWarehouse:
+    root: Path
+    first: CliResult
+
+
+@pytest.fixture(scope="session")
+def corpus_warehouse(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> IngestedWarehouse:
+    """docs/ and bad/ ingested once with the offline default, as a user would."""
+    root = tmp_path_factory.mktemp("corpus") / "warehouse"
+    first = run_cli(root, "ingest", str(corpus / "docs"), str(corpus / "bad"))
+    return IngestedWarehouse(root, first)
