@@ -8,6 +8,7 @@ in the same run, and the peak RSS of a real `interleaf ingest` of the 619-page d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -18,13 +19,12 @@ from pathlib import Path
 import psutil
 import pymupdf
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from interleaf.config import load_settings
+from interleaf.executor import page_map
+from interleaf.parse.registry import get_parser
+from interleaf.parse.words import text_layer_usable, text_layer_words
 
-from interleaf.config import load_settings  # noqa: E402
-from interleaf.executor import page_map  # noqa: E402
-from interleaf.parse.registry import get_parser  # noqa: E402
-from interleaf.parse.words import text_layer_usable, text_layer_words  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 BIG = "game-manual-619p.pdf"
 
@@ -59,17 +59,20 @@ def peak_rss_of_ingest(pdf: Path) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "INTERLEAF_WAREHOUSE": f"{tmp}/wh", "PREFECT_HOME": f"{tmp}/prefect"}
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "interleaf.cli", "ingest", str(pdf)], cwd=REPO, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "interleaf.cli", "ingest", str(pdf)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         root, peak = psutil.Process(proc.pid), 0
         while proc.poll() is None:
             total = 0
             try:
                 for p in [root, *root.children(recursive=True)]:
-                    try:
+                    with contextlib.suppress(psutil.Error):
                         total += p.memory_info().rss
-                    except psutil.Error:
-                        pass
             except psutil.Error:
                 pass
             peak = max(peak, total)
@@ -98,18 +101,22 @@ def main() -> None:
         for backend in args.backends.split(","):
             try:
                 pages, seconds = backend_seconds(backend, files)
-            except Exception as exc:  # noqa: BLE001 - a backend missing here is reported, not fatal
+            except Exception as exc:
                 print(f"{label:18} {backend:8} failed: {type(exc).__name__}: {exc}")
                 continue
             rate = pages / seconds
             rates[(label, backend)] = rate
-            print(f"{label:18} {backend:8} {pages:6d} {seconds:8.1f} {rate:8.2f} {base_pages / base_s:12.0f} "
-                  f"{rate / (base_pages / base_s):8.4f}")
+            print(
+                f"{label:18} {backend:8} {pages:6d} {seconds:8.1f} {rate:8.2f} {base_pages / base_s:12.0f} "
+                f"{rate / (base_pages / base_s):8.4f}"
+            )
     key = "docs/ text-layer"
     if (key, "layout") in rates and (key, "mineru") in rates:
         ratio = rates[(key, "layout")] / rates[(key, "mineru")]
-        print(f"layout / mineru-flash on text-layer pages: {ratio:.2f} (target >= 1.0); "
-              f"layout {rates[(key, 'layout')]:.2f} pages/s (target >= 4)")
+        print(
+            f"layout / mineru-flash on text-layer pages: {ratio:.2f} (target >= 1.0); "
+            f"layout {rates[(key, 'layout')]:.2f} pages/s (target >= 4)"
+        )
     big = args.corpus / "scale" / BIG
     if big.exists():
         peak_mb, seconds = peak_rss_of_ingest(big)

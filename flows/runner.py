@@ -19,7 +19,9 @@ from interleaf.config import Settings
 from interleaf.fingerprint import sha256_file
 from interleaf.parse.registry import get_parser
 from tasks.context import RunContext, new_run_id
+from tasks.describe_task import describe_fingerprint, is_described, publish_describe
 from tasks.discover import discover_documents
+from tasks.index_task import index_all
 from tasks.parse_task import ParseSummary, is_parsed, parse_fingerprint
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
@@ -63,7 +65,7 @@ def _page_count(path: str) -> int:
     try:
         with pymupdf.open(path) as doc:
             return doc.page_count
-    except Exception:  # noqa: BLE001 - unreadable files are the parse task's to report
+    except Exception:
         return 0
 
 
@@ -92,10 +94,20 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     fingerprint = parse_fingerprint(get_parser(settings.parse))
     hashes = {path: sha256_file(Path(path)) for path in files}
     todo = [p for p in files if ctx.forced("parse") or not is_parsed(wh, fingerprint, hashes[p])]
+    # describe has work when a parsed document has no quote_texts under the describe fingerprint
+    describe_fp = describe_fingerprint(settings.describe, fingerprint)
+    describe_todo = [
+        p
+        for p in files
+        if wh.has_part("documents", fingerprint, hashes[p])
+        and (ctx.forced("describe") or not is_described(wh, describe_fp, hashes[p]))
+    ]
     report = IngestReport(ctx.run_id)
-    if not todo:
+    if not todo and not describe_todo:
         _record_unchanged(wh, ctx, fingerprint, sorted(hashes.values()))
         wh.set_current("parse", fingerprint, ("documents", "pages", "quotes", "rejects"))
+        publish_describe(ctx)
+        index_all(ctx)  # a new retriever or model in config has work even when parse has none
         write_catalog_file(wh)
         report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
         report.seconds = time.perf_counter() - started

@@ -54,7 +54,11 @@ def main() -> None:
         @flow(name="scheduled-ingest")
         def scheduled_ingest(inbox: str, warehouse: str) -> dict[str, int]:
             report = run_ingest(Path(warehouse), settings, [inbox], force_from=None)
-            return {"parsed": report.count("ok"), "unchanged": report.count("cached"), "rejected": report.count("rejected")}
+            return {
+                "parsed": report.count("ok"),
+                "unchanged": report.count("cached"),
+                "rejected": report.count("rejected"),
+            }
 
         print(f"serving: {inbox} -> {root} on cron {settings.serve.cron!r}; UI at http://{host}:{port}")
         scheduled_ingest.serve(

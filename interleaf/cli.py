@@ -44,7 +44,9 @@ def prefect_environment(root: Path) -> None:
 def main(
     warehouse: Annotated[str | None, typer.Option(help="Warehouse folder [env INTERLEAF_WAREHOUSE]")] = None,
     config: Annotated[str | None, typer.Option(help="YAML config (default configs/default.yaml)")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a config value: parse.backend=mineru")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a config value: parse.backend=mineru")
+    ] = None,
 ) -> None:
     try:
         state.settings = load_settings(config, set_)
@@ -77,7 +79,9 @@ def ingest(paths: Annotated[list[str], typer.Argument(help="PDF files or folders
 @app.command("run")
 def rerun(
     from_: Annotated[str, typer.Option("--from", help="First stage to recompute")],
-    paths: Annotated[list[str] | None, typer.Argument(help="Limit to these files (default: every stored document)")] = None,
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Limit to these files (default: every stored document)")
+    ] = None,
 ) -> None:
     """Recompute STAGE and every stage after it over the stored documents; nothing before it."""
     from flows.runner import run_ingest, stored_document_paths
@@ -140,6 +144,51 @@ def runs(limit: Annotated[int, typer.Option(help="How many of the latest rows")]
     table = Table(*columns)
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
+    out.print(table)
+
+
+@app.command("eval")
+def eval_(
+    qa: Annotated[str, typer.Option("--qa", help="Questions with gold evidence (qa_dev.jsonl format)")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout")] = False,
+    scope: Annotated[list[str] | None, typer.Option(help="doc and/or corpus (default: both)")] = None,
+    ablation: Annotated[
+        bool, typer.Option("--ablation", help="One table: each retriever alone, +/- expansion, +/- rerank")
+    ] = False,
+) -> None:
+    """Retrieval recall@5/10/15/20 (text, image, all evidence) over the ingested corpus."""
+    from flows.evaluate import Variant, ablation_variants, run_eval
+
+    scopes = scope or ["doc", "corpus"]
+    variants = ablation_variants(state.settings) if ablation else [Variant("full")]
+    try:
+        run_id, results = run_eval(state.warehouse, state.settings, qa, scopes, variants)
+    except (InterleafError, OSError, ValueError) as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "results": [
+                        {
+                            "variant": r.variant,
+                            "scope": r.scope,
+                            "n": r.n,
+                            "recall": {g: {str(k): v for k, v in by_k.items()} for g, by_k in r.recall.items()},
+                            "misses": r.misses,
+                        }
+                        for r in results
+                    ],
+                }
+            )
+        )
+        return
+    budgets = state.settings.retrieve.budgets
+    table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=f"retrieval recall ({run_id})")
+    for r in results:
+        for group, by_k in r.recall.items():
+            table.add_row(r.variant, r.scope, f"{group} ({r.n[group]})", *[f"{by_k[k]:.3f}" for k in budgets])
     out.print(table)
 
 

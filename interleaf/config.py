@@ -8,8 +8,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from interleaf.describe.config import DescribeConfig
 from interleaf.errors import ConfigError
+from interleaf.expand.config import ExpandConfig
+from interleaf.index.config import IndexConfig
 from interleaf.parse.config import ParseConfig
+from interleaf.retrieve.config import RetrieveConfig
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
 
@@ -28,6 +32,10 @@ class Settings(BaseModel):
 
     warehouse: str | None = None  # --warehouse and $INTERLEAF_WAREHOUSE take precedence
     parse: ParseConfig = ParseConfig()
+    describe: DescribeConfig = DescribeConfig()
+    index: IndexConfig = IndexConfig()
+    expand: ExpandConfig = ExpandConfig()
+    retrieve: RetrieveConfig = RetrieveConfig()
     serve: ServeConfig = ServeConfig()
 
 

@@ -39,7 +39,9 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
         return _pools[workers]
 
 
-def page_map(workers: int, on_result: Callable[[R], None] | None = None) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]:
+def page_map(
+    workers: int, on_result: Callable[[R], None] | None = None
+) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]:
     """A `map` that runs in `workers` processes (inline when 1), calling `on_result` as results
     arrive, in order."""
 

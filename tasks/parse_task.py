@@ -44,7 +44,9 @@ def is_parsed(wh: Warehouse, fingerprint: str, doc_id: str) -> bool:
     return wh.has_part("documents", fingerprint, doc_id) or wh.has_part("rejects", fingerprint, doc_id)
 
 
-def rejects_table(fingerprint: str, run_id: str, doc_id: str, path: str, items: list[tuple[str | None, str]]) -> pa.Table:
+def rejects_table(
+    fingerprint: str, run_id: str, doc_id: str, path: str, items: list[tuple[str | None, str]]
+) -> pa.Table:
     created = now()
     return pa.Table.from_pylist(
         [
@@ -92,7 +94,12 @@ def parse_one(ctx: RunContext, path: str) -> ParseSummary:
     try:
         out = parse_document(doc, parser, fingerprint, mapper)
     except DocumentError as exc:
-        wh.write_part("rejects", fingerprint, doc_id, rejects_table(fingerprint, ctx.run_id, doc_id, doc.path, [(None, exc.reason)]))
+        wh.write_part(
+            "rejects",
+            fingerprint,
+            doc_id,
+            rejects_table(fingerprint, ctx.run_id, doc_id, doc.path, [(None, exc.reason)]),
+        )
         ledger.finish(record, "rejected")
         return ParseSummary(path, doc_id, "rejected", 0, 0, exc.reason)
     except Exception as exc:

@@ -6,6 +6,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from tasks.context import RunContext
+from tasks.describe_task import publish_describe
 from tasks.parse_task import publish_parse
 from warehouse import Warehouse
 from warehouse.catalog import write_catalog_file
@@ -14,4 +15,5 @@ from warehouse.catalog import write_catalog_file
 @task(name="publish", cache_policy=NO_CACHE)
 def publish_task(ctx: RunContext) -> None:
     publish_parse(ctx)
+    publish_describe(ctx)
     write_catalog_file(Warehouse(ctx.warehouse))

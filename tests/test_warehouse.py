@@ -15,7 +15,10 @@ from warehouse.catalog import query
 
 
 def _documents(n: int, title: str | None = "t") -> pa.Table:
-    rows = [{"doc_id": f"d{i}", "name": f"n{i}.pdf", "path": f"/x/n{i}.pdf", "pages": i, "bytes": 10 * i, "title": title} for i in range(n)]
+    rows = [
+        {"doc_id": f"d{i}", "name": f"n{i}.pdf", "path": f"/x/n{i}.pdf", "pages": i, "bytes": 10 * i, "title": title}
+        for i in range(n)
+    ]
     return pa.Table.from_pylist(rows, schema=schemas.DOCUMENTS)
 
 
@@ -30,11 +33,15 @@ def test_write_rejects_a_table_that_differs_from_its_schema(tmp_path: Path) -> N
 
 def test_write_then_read_roundtrips_with_declared_types(tmp_path: Path) -> None:
     wh = Warehouse(tmp_path)
-    table = pa.table({"doc_id": ["a"], "name": ["a.pdf"], "path": ["/a.pdf"], "pages": [3], "bytes": [5], "title": [None]})
+    table = pa.table(
+        {"doc_id": ["a"], "name": ["a.pdf"], "path": ["/a.pdf"], "pages": [3], "bytes": [5], "title": [None]}
+    )
     wh.write_part("documents", "fp", "a", table)  # int64 pages are cast to the declared int32
     back = wh.read_part("documents", "fp", "a")
     assert back.schema == schemas.DOCUMENTS
-    assert back.to_pylist() == [{"doc_id": "a", "name": "a.pdf", "path": "/a.pdf", "pages": 3, "bytes": 5, "title": None}]
+    assert back.to_pylist() == [
+        {"doc_id": "a", "name": "a.pdf", "path": "/a.pdf", "pages": 3, "bytes": 5, "title": None}
+    ]
     assert not list(tmp_path.rglob(".*.tmp-*"))
 
 
@@ -74,8 +81,14 @@ def test_empty_warehouse_has_typed_empty_views(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "sql",
-    ["insert into documents values (1)", "create table t as select 1", "drop view quotes", "copy documents to '/tmp/x.csv'",
-     "attach 'x.db'", "select 1; delete from documents"],
+    [
+        "insert into documents values (1)",
+        "create table t as select 1",
+        "drop view quotes",
+        "copy documents to '/tmp/x.csv'",
+        "attach 'x.db'",
+        "select 1; delete from documents",
+    ],
 )
 def test_sql_is_read_only(tmp_path: Path, sql: str) -> None:
     with pytest.raises(ReadOnlyQueryError, match="read-only"):
@@ -84,8 +97,16 @@ def test_sql_is_read_only(tmp_path: Path, sql: str) -> None:
 
 def test_pages_and_quotes_of_an_uncommitted_document_stay_hidden(tmp_path: Path) -> None:
     wh = Warehouse(tmp_path)
-    page = {"doc_id": "d0", "page_idx": 0, "width": 1.0, "height": 1.0, "rotation": 0, "has_text_layer": True,
-            "ocr_used": False, "n_quotes": 0}
+    page = {
+        "doc_id": "d0",
+        "page_idx": 0,
+        "width": 1.0,
+        "height": 1.0,
+        "rotation": 0,
+        "has_text_layer": True,
+        "ocr_used": False,
+        "n_quotes": 0,
+    }
     wh.write_part("pages", "fp", "d0", pa.Table.from_pylist([page], schema=schemas.PAGES))
     wh.set_current("parse", "fp", ("documents", "pages"))
     assert query(wh, "select count(*) from pages")[1] == [(0,)]

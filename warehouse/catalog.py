@@ -31,10 +31,7 @@ def _sql_str(path: Path | str) -> str:
 
 
 def _source(wh: Warehouse, table: str) -> str:
-    if table in LEDGER_TABLES:
-        folders = [LEDGER_TABLES[table]]
-    else:
-        folders = wh.current_fingerprints(table)
+    folders = [LEDGER_TABLES[table]] if table in LEDGER_TABLES else wh.current_fingerprints(table)
     globs = [wh.table_glob(table, fp) for fp in folders if any((wh.root / table / fp).glob("*.parquet"))]
     if not globs:
         schema_file = wh.schema_file(table)

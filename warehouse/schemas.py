@@ -124,3 +124,131 @@ def check(name: str, table: pa.Table) -> pa.Table:
 
 def empty(name: str) -> pa.Table:
     return schema_of(name).empty_table()
+
+
+# -- retrieval (issue 4): index, expand, retrieve, eval -----------------------------------------
+
+INDEX_TEXTS = pa.schema(
+    [
+        pa.field("retriever", pa.string(), nullable=False),
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("key", pa.string(), nullable=False),  # hash of the indexed text
+        pa.field("text", pa.string(), nullable=False),
+    ]
+)
+
+# Dimensions differ per model, so the vector is a list with its `dim` beside it (one schema for
+# every model); readers reshape the flat values into a fixed (n, dim) matrix.
+QUOTE_EMBEDDINGS = pa.schema(
+    [
+        pa.field("retriever", pa.string(), nullable=False),
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("key", pa.string(), nullable=False),  # hash of encoded text (or image) + model
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("dim", pa.int32(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32()), nullable=False),
+    ]
+)
+
+CLAUSES = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("clause_id", pa.int32(), nullable=False),  # 0 is the question itself
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),  # question, part, keywords, reference, prf, llm
+        pa.field("weight", pa.float32(), nullable=False),
+        pa.field("expander", pa.string(), nullable=False),
+    ]
+)
+
+HITS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("clause_id", pa.int32(), nullable=False),
+        pa.field("retriever", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),  # doc, corpus
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),  # 1-based
+        pa.field("score", pa.float32(), nullable=False),
+    ]
+)
+
+CONTEXTS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),
+        pa.field("budget", pa.int32(), nullable=False),  # context size: 5, 10, 15, 20
+        pa.field("position", pa.int32(), nullable=False),  # 1-based
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("page_idx", pa.int32(), nullable=False),
+        pa.field("modality", pa.string(), nullable=False),  # text, image
+        pa.field("score", pa.float32(), nullable=False),  # fused (or reranked) score
+    ]
+)
+
+EVAL_RESULTS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("variant", pa.string(), nullable=False),  # full, or an ablation's name
+        pa.field("scope", pa.string(), nullable=False),
+        pa.field("modality", pa.string(), nullable=False),  # text, image, all
+        pa.field("k", pa.int32(), nullable=False),
+        pa.field("recall", pa.float64(), nullable=False),
+        pa.field("n_evidence", pa.int32(), nullable=False),
+        pa.field("qa_file", pa.string(), nullable=False),
+        pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    ]
+)
+
+TABLES.update(
+    {
+        "index_texts": INDEX_TEXTS,
+        "quote_embeddings": QUOTE_EMBEDDINGS,
+        "clauses": CLAUSES,
+        "hits": HITS,
+        "contexts": CONTEXTS,
+        "eval_results": EVAL_RESULTS,
+    }
+)
+
+# describe stage (issue 3): each image quote's text forms beside its image, MMDocRAG §2.1.
+QUOTE_TEXTS = pa.schema(
+    [
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("page_idx", pa.int32(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),  # figure, table, equation
+        pa.field("png_sha256", pa.string(), nullable=False),  # the crop's bytes: the cache key's root
+        pa.field("content_key", pa.string(), nullable=False),  # crop + reading + describer config
+        pa.field("ocr_text", pa.string()),  # lines in reading order
+        pa.field("ocr_conf", pa.float32()),  # mean line confidence; 1.0 for the text layer
+        pa.field("ocr_source", pa.string()),  # text_layer, rapidocr, paddleocr
+        pa.field("table_md", pa.string()),  # tables only: Markdown rows and columns
+        pa.field("table_source", pa.string()),  # text_layer, rapidocr, paddleocr
+        pa.field("vlm_text", pa.string()),  # the description ("VLM-text")
+        pa.field("vlm_sources", pa.string()),  # what it was built from: image, caption, ocr_text, ...
+        pa.field("describer", pa.string(), nullable=False),  # offline, transformers, openai
+        pa.field("model", pa.string()),
+        pa.field("prompt_hash", pa.string()),
+    ]
+)
+TABLES["quote_texts"] = QUOTE_TEXTS
+
+
+def markdown() -> str:
+    """The tables and their columns, as the README lists them."""
+    lines = []
+    for name, schema in TABLES.items():
+        columns = ", ".join(f"`{f.name}` {f.type}" for f in schema)
+        lines.append(f"- **`{name}`**: {columns}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown())

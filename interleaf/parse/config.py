@@ -27,6 +27,9 @@ class MineruConfig(Strict):
     tier: Literal["flash", "basic", "standard", "advanced"] = "flash"
     ocr_mode: Literal["auto", "txt", "ocr"] = "auto"
     image_analysis: bool = False
+    # Where MinerU looks for model files beyond flash (OCR, layout): `local` never touches the
+    # network, so a missing model fails in seconds instead of after a download attempt.
+    model_source: Literal["local", "modelscope", "huggingface"] = "local"
 
 
 class ParseConfig(Strict):

@@ -30,12 +30,35 @@ class Region:
         return self.x0 - tol <= x <= self.x1 + tol and self.y0 - tol <= y <= self.y1 + tol
 
 
+_RAPID_LAYOUT_LOGGERS = (
+    "rapid_layout.model_handler.main",
+    "rapid_layout.model_handler.utils",
+    "rapid_layout.inference_engine.onnxruntime.main",
+    "rapid_layout.inference_engine.onnxruntime.provider_config",
+    "rapid_layout.inference_engine.base",
+    "rapid_layout.utils.typings",
+    "RapidLayout",
+)
+
+
+def quiet_loggers(names: tuple[str, ...] = _RAPID_LAYOUT_LOGGERS) -> None:
+    """rapid-layout resets each module logger to INFO when it is built and adds a handler only
+    when there is none: giving each a warnings-only handler first keeps its chatter out of the
+    progress bar and the reports."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            handler = logging.StreamHandler()
+            handler.setLevel(logging.WARNING)
+            logger.addHandler(handler)
+        logger.propagate = False
+
+
 @functools.cache
-def layout_engine(conf_thresh: float, iou_thresh: float):  # noqa: ANN201 - no public type
+def layout_engine(conf_thresh: float, iou_thresh: float):
+    quiet_loggers()
     from rapid_layout import RapidLayout
 
-    for name in ("rapid_layout", "RapidLayout"):
-        logging.getLogger(name).setLevel(logging.WARNING)
     # One thread per worker process: measured 6.3 pages/s with 1 thread, 3.4 with 2 on 2 cores;
     # parallelism comes from the page workers instead.
     return RapidLayout(

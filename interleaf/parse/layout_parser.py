@@ -149,7 +149,9 @@ class LayoutParser:
         finally:
             doc.close()
         n = self.pages_per_chunk
-        jobs = [ChunkJob(pdf, name, tuple(range(s, min(s + n, page_count))), self.config) for s in range(0, page_count, n)]
+        jobs = [
+            ChunkJob(pdf, name, tuple(range(s, min(s + n, page_count))), self.config) for s in range(0, page_count, n)
+        ]
         pages: list[ParsedPage] = []
         quotes: list[ParsedQuote] = []
         for results in page_map(parse_chunk, jobs):

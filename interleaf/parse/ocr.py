@@ -11,7 +11,7 @@ from interleaf.parse.words import Word
 
 
 @functools.cache
-def rapidocr_engine(threads: int = 1):  # noqa: ANN201 - rapidocr has no public type for it
+def rapidocr_engine(threads: int = 1):
     from rapidocr import RapidOCR
 
     engine = RapidOCR(

@@ -19,7 +19,7 @@ def open_pdf(data: bytes, name: str) -> pymupdf.Document:
         raise DocumentError(name, f"not a PDF: no %PDF- header (starts with {preview!r})")
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
-    except Exception as exc:  # noqa: BLE001 - MuPDF raises several types for one meaning
+    except Exception as exc:
         raise DocumentError(name, f"damaged PDF, cannot be opened: {exc}") from exc
     if doc.needs_pass:
         doc.close()
@@ -34,6 +34,10 @@ def metadata_title(doc: pymupdf.Document) -> str | None:
     title = (doc.metadata or {}).get("title") or ""
     title = " ".join(title.split())
     # Producers often leave a file name or a placeholder as the title.
-    if len(title) < 4 or title.lower() in {"untitled", "title"} or title.lower().endswith((".doc", ".docx", ".jpg", ".pdf", ".tex")):
+    if (
+        len(title) < 4
+        or title.lower() in {"untitled", "title"}
+        or title.lower().endswith((".doc", ".docx", ".jpg", ".pdf", ".tex"))
+    ):
         return None
     return title

@@ -28,9 +28,11 @@ def reading_order(blocks: list[Box], page_width: float) -> list[Box]:
     def spans(b: Box) -> bool:
         return b.x0 < mid - margin and b.x1 > mid + margin
 
-    two_columns = sum(1 for b in body if not spans(b)) >= 2 and any(
-        (b.x0 + b.x1) / 2 > mid for b in body if not spans(b)
-    ) and any((b.x0 + b.x1) / 2 < mid for b in body if not spans(b))
+    two_columns = (
+        sum(1 for b in body if not spans(b)) >= 2
+        and any((b.x0 + b.x1) / 2 > mid for b in body if not spans(b))
+        and any((b.x0 + b.x1) / 2 < mid for b in body if not spans(b))
+    )
     if not two_columns:
         return headers + sorted(body, key=lambda b: (round(b.y0, 0), b.x0)) + footers
 

@@ -104,8 +104,7 @@ def dedupe(blocks: list[Block]) -> list[Block]:
     return [
         b
         for b in kept
-        if b.kind in IMAGE_KINDS
-        or not any(_intersection(b, c) / max(b.area, 1e-6) > 0.85 for c in containers)
+        if b.kind in IMAGE_KINDS or not any(_intersection(b, c) / max(b.area, 1e-6) > 0.85 for c in containers)
     ]
 
 
@@ -177,7 +176,12 @@ Item = tuple[float, float, float, str]  # y0, y1, x0, text
 
 def _line_text(words: list[Word]) -> Item:
     words = sorted(words, key=lambda w: (w.order, w.x0))
-    return (min(w.y0 for w in words), max(w.y1 for w in words), min(w.x0 for w in words), " ".join(w.text for w in words))
+    return (
+        min(w.y0 for w in words),
+        max(w.y1 for w in words),
+        min(w.x0 for w in words),
+        " ".join(w.text for w in words),
+    )
 
 
 def _rows(items: list[Item]) -> tuple[list[list[Item]], str]:

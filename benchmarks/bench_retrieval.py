@@ -1,0 +1,97 @@
+"""Retrieval latency and index build rate: `make bench` (retrieval part).
+
+Over a warehouse holding the whole corpus (docs/ and scale/; ingested first when absent, which
+takes several minutes), prints index build rate per retriever (quotes/s, measured by re-encoding
+a sample without the cache) and query latency p50/p95 for expand + retrieve + fuse, and with the
+configured reranker, in corpus scope (the worst case: every quote is a candidate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from interleaf.config import load_settings  # noqa: E402
+from interleaf.evaluate.recall import read_qa  # noqa: E402
+from interleaf.expand.registry import get_expander  # noqa: E402
+from interleaf.index.registry import get_retriever  # noqa: E402
+from interleaf.index.stage import corpus_for  # noqa: E402
+from interleaf.retrieve.registry import get_reranker  # noqa: E402
+from interleaf.retrieve.stage import Question, retrieve  # noqa: E402
+from tasks.index_task import open_index, read_inputs  # noqa: E402
+from warehouse import Warehouse  # noqa: E402
+
+
+def percentiles(samples: list[float]) -> str:
+    ms = np.asarray(samples) * 1000
+    return f"p50 {np.percentile(ms, 50):7.1f} ms   p95 {np.percentile(ms, 95):7.1f} ms   (n={len(ms)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    corpus = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus"))
+    parser.add_argument("--warehouse", default=os.environ.get("BENCH_WAREHOUSE", "/tmp/interleaf-bench-retrieval"))
+    parser.add_argument("--sample", type=int, default=200, help="quotes re-encoded per retriever for the build rate")
+    args = parser.parse_args()
+    env = {**os.environ, "INTERLEAF_WAREHOUSE": args.warehouse}
+    subprocess.run(
+        [sys.executable, "-m", "interleaf.cli", "ingest", str(corpus / "docs"), str(corpus / "scale")],
+        env=env,
+        check=True,
+    )
+    settings = load_settings()
+    wh = Warehouse(args.warehouse)
+    quotes, documents, quote_texts = read_inputs(wh)
+
+    print("index build rate (fresh encode, no cache):")
+    for spec in settings.index.retrievers:
+        full = corpus_for(spec, settings.index, quotes, documents, quote_texts)
+        sample = full.subset(list(range(min(args.sample, len(full)))))
+        retriever = get_retriever(spec)
+        retriever.encode(full.subset([0]), None, str(wh.root))  # model load is not the rate
+        started = time.perf_counter()
+        retriever.encode(sample, None, str(wh.root))
+        if spec.kind == "bm25":
+            started_load = time.perf_counter()
+            rows = retriever.encode(full, None, str(wh.root))
+            retriever.load(full, rows)
+            rate = len(full) / (time.perf_counter() - started_load)
+        else:
+            rate = len(sample) / (time.perf_counter() - started)
+        print(f"  {spec.name:10s} {spec.kind:7s} {rate:9.1f} quotes/s")
+
+    index = open_index(wh, settings.index)
+    print(f"index: {len(index.corpus)} quotes, {len(set(index.corpus.doc_ids))} documents")
+    items = read_qa(corpus / "qa_dev.jsonl")
+    expander = get_expander(settings.expand)
+    reranker = get_reranker(settings.retrieve.rerank)
+    for label, rr in (("expand + retrieve + fuse", None), (f"+ rerank ({settings.retrieve.rerank.backend})", reranker)):
+        times = []
+        for _ in range(2):
+            for item in items:
+                started = time.perf_counter()
+                retrieve(
+                    index,
+                    [Question(item.id, item.question)],
+                    expander,
+                    settings.retrieve,
+                    settings.expand,
+                    rr,
+                    scope="corpus",
+                )
+                times.append(time.perf_counter() - started)
+        print(f"query latency, corpus scope, {label:28s} {percentiles(times[len(items) // 2 :])}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""The describe stage's swappable parts: an OcrEngine reads a crop, a Describer writes VLM-text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in the image's pixels
+    text: str
+    conf: float
+
+
+class OcrEngine(Protocol):
+    name: str  # the source label written in `ocr_source`: rapidocr, paddleocr
+
+    def fingerprint_config(self) -> dict[str, Any]: ...
+
+    def read(self, image_bgr: np.ndarray) -> list[OcrLine]: ...
+
+
+@dataclass(frozen=True)
+class DescribeRequest:
+    """Everything a describer may use about one image quote."""
+
+    quote_id: str
+    kind: str  # figure, table, equation
+    page_idx: int
+    png: bytes
+    caption: str | None = None
+    ocr_text: str | None = None
+    ocr_source: str | None = None
+    table_md: str | None = None
+    references: tuple[str, ...] = ()  # sentences of the document that refer to this quote
+
+
+@dataclass(frozen=True)
+class Description:
+    text: str | None
+    sources: tuple[str, ...] = ()  # what it was built from: image, caption, ocr_text, table_md, references
+    error: str | None = None  # why there is no text; becomes a rejects row
+
+
+class Describer(Protocol):
+    name: str  # offline, transformers, openai
+    model: str | None
+    prompt_hash: str | None
+    code_version: str
+
+    def describe(self, requests: list[DescribeRequest]) -> list[Description]:
+        """One Description per request, in order. Failures are per item (Description.error)."""
+        ...

@@ -1,0 +1,195 @@
+"""The describe stage as a pure function: a document's image quotes in, `quote_texts` rows out.
+
+Each image quote (figure, table, equation) gets the three text forms MMDocRAG keeps beside the
+image (§2.1): OCR-text (from the text layer when the box holds vector text, else OCR), a Markdown
+table for tables, and VLM-text from the configured describer. Every field carries its source.
+
+Work is cached per quote *content*, in two levels, through the `Cache` passed in:
+  - the reading (OCR-text, table) under a key of the crop's bytes, the box's vector words and the
+    OCR config: a re-parse that yields the same crops reads nothing again;
+  - the description under a key of the reading, caption, references and describer config:
+    switching describer re-runs only the describer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from interleaf.describe.offline_describer import caption_label, referring_sentences
+from interleaf.describe.protocol import Describer, DescribeRequest, OcrEngine, OcrLine
+from interleaf.describe.table_structure import markdown_table
+from interleaf.describe.vector_text import PageText, rows_text, use_vector_text, words_in_box
+from interleaf.fingerprint import canonical_json
+from interleaf.parse.words import Word
+from warehouse import schemas
+
+STAGE = "describe"
+TABLES = ("quote_texts", "rejects")
+TEXT_KINDS = ("text", "list", "title")  # quotes whose sentences may refer to a figure or table
+
+
+class Cache(Protocol):
+    def get(self, namespace: str, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
+
+
+class DictCache:
+    """In-memory Cache, for tests and benchmarks."""
+
+    def __init__(self) -> None:
+        self.data: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def get(self, namespace: str, key: str) -> dict[str, Any] | None:
+        return self.data.get((namespace, key))
+
+    def put(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        self.data[(namespace, key)] = value
+
+
+@dataclass(frozen=True)
+class ReadingSettings:
+    ocr_fingerprint: str
+    min_conf: float = 0.5
+    min_vector_words: int = 3
+    max_raster_share: float = 0.3
+
+
+@dataclass
+class DescribeOutput:
+    quote_texts: pa.Table
+    rejects: list[tuple[str | None, str]] = field(default_factory=list)  # (quote_id, reason)
+    read: int = 0  # quotes read (OCR / text layer) in this call, not from cache
+    described: int = 0  # quotes described in this call, not from cache
+
+
+def _hash(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+def _ocr_items(lines: Sequence[OcrLine]) -> list[Word]:
+    return [Word(*line.box, line.text, 0, i, 0) for i, line in enumerate(lines)]
+
+
+def read_quote(
+    quote: dict[str, Any],
+    words: list[Word],
+    page: PageText,
+    image: Callable[[], np.ndarray],
+    ocr: OcrEngine,
+    s: ReadingSettings,
+) -> dict[str, Any]:
+    """OCR-text and table Markdown of one image quote, each with its source."""
+    box = tuple(quote["bbox"])
+    ocr_error, lines = None, []
+    vector = use_vector_text(words, box, page.image_rects, s.min_vector_words, s.max_raster_share)
+    if not vector:
+        try:
+            lines = [line for line in ocr.read(image()) if line.conf >= s.min_conf]
+        except Exception as exc:  # one bad crop must not stop the document; it becomes a reject
+            ocr_error = f"{type(exc).__name__}: {exc}"
+        if not lines and words:  # nothing legible in pixels: the few vector words are better than nothing
+            vector = True
+    if vector:
+        text, conf, source, items = rows_text(words), 1.0, "text_layer", list(words)
+    elif lines:
+        items = _ocr_items(lines)
+        text, conf, source = rows_text(items), float(np.mean([ln.conf for ln in lines])), ocr.name
+    else:
+        text, conf, source, items = None, None, None, []
+    table_md = markdown_table(items) if quote["kind"] == "table" and items else None
+    return {
+        "ocr_text": text or None,
+        "ocr_conf": conf if text else None,
+        "ocr_source": source if text else None,
+        "table_md": table_md,
+        "table_source": source if table_md else None,
+        "ocr_error": ocr_error,
+    }
+
+
+def describe_document(
+    quotes: list[dict[str, Any]],
+    images: dict[str, bytes],
+    pages: dict[int, PageText],
+    render: Callable[[dict[str, Any]], np.ndarray],
+    ocr: OcrEngine,
+    describer: Describer,
+    describer_fingerprint: str,
+    reading: ReadingSettings,
+    cache: Cache,
+    kinds: Sequence[str] = ("figure", "table", "equation"),
+    max_references: int = 3,
+) -> DescribeOutput:
+    """Describe every image quote of one document.
+
+    quotes: the document's `quotes` rows (all kinds: text quotes supply the references);
+    images: quote_id -> PNG crop bytes; pages: page_idx -> visible words and raster rects;
+    render: the quote's box as a BGR image at OCR resolution (called only on a cache miss).
+    """
+    texts = [q["text"] for q in quotes if q["kind"] in TEXT_KINDS and not q.get("furniture") and q.get("text")]
+    targets = [q for q in quotes if q["kind"] in kinds and q["quote_id"] in images]
+    out = DescribeOutput(schemas.empty("quote_texts"))
+    rows, requests, pending = [], [], []
+    for q in targets:
+        qid, png = q["quote_id"], images[q["quote_id"]]
+        page = pages.get(q["page_idx"], PageText((), ()))
+        words = words_in_box(page.words, tuple(q["bbox"]))
+        png_sha = hashlib.sha256(png).hexdigest()
+        read_key = _hash([png_sha, q["kind"], [(w.x0, w.y0, w.x1, w.y1, w.text) for w in words], reading])
+        got = cache.get("read", read_key)
+        if got is None:
+            got = read_quote(q, words, page, lambda q=q: render(q), ocr, reading)
+            out.read += 1
+            if got["ocr_error"] is None:
+                cache.put("read", read_key, got)
+        refs = referring_sentences(caption_label(q.get("caption")), texts, max_references)
+        request = DescribeRequest(
+            quote_id=qid,
+            kind=q["kind"],
+            page_idx=q["page_idx"],
+            png=png,
+            caption=q.get("caption"),
+            ocr_text=got["ocr_text"],
+            ocr_source=got["ocr_source"],
+            table_md=got["table_md"],
+            references=tuple(refs),
+        )
+        desc_key = _hash([read_key, q.get("caption"), refs, q["kind"], q["page_idx"], describer_fingerprint])
+        row = {"quote_id": qid, "doc_id": q["doc_id"], "page_idx": q["page_idx"], "kind": q["kind"]}
+        row |= {k: v for k, v in got.items() if k != "ocr_error"} | {"png_sha256": png_sha, "content_key": desc_key}
+        if got["ocr_error"]:
+            out.rejects.append((qid, f"ocr failed: {got['ocr_error']}"))
+        elif not got["ocr_text"]:
+            out.rejects.append((qid, f"ocr: no text found in the {q['kind']} (text layer and {ocr.name})"))
+        if q["kind"] == "table" and not got["table_md"]:
+            out.rejects.append((qid, "table structure: no words to build a Markdown table from"))
+        described = cache.get("describe", desc_key)
+        if described is None:
+            requests.append(request)
+            pending.append((row, desc_key))
+        else:
+            row |= described
+        rows.append(row)
+
+    for (row, key), desc in zip(pending, describer.describe(requests) if requests else [], strict=True):
+        value = {
+            "vlm_text": desc.text.strip() if desc.text and desc.text.strip() else None,
+            "vlm_sources": ",".join(desc.sources) or None,
+        }
+        out.described += 1
+        if value["vlm_text"] is None:
+            out.rejects.append((row["quote_id"], f"describe ({describer.name}): {desc.error or 'empty description'}"))
+        else:
+            cache.put("describe", key, value)
+        row |= value
+    for row in rows:
+        row |= {"describer": describer.name, "model": describer.model, "prompt_hash": describer.prompt_hash}
+    out.quote_texts = schemas.check("quote_texts", pa.Table.from_pylist(rows, schema=schemas.QUOTE_TEXTS))
+    return out

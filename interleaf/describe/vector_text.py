@@ -1,0 +1,73 @@
+"""Text of a figure or table from the PDF's text layer, when its box holds vector text.
+
+A chart drawn as vectors carries its labels, ticks and legend as real text: reading them from
+the text layer is exact and ~100x faster than OCR. A box covered by a raster image (a photo, a
+screenshot, a scan) holds its text in pixels, and is left to OCR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from interleaf.parse.words import Word
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class PageText:
+    """What the describe stage needs of one page: visible words and raster image rectangles."""
+
+    words: tuple[Word, ...]
+    image_rects: tuple[Box, ...]
+
+
+def words_in_box(words: Sequence[Word], box: Box, pad: float = 1.0) -> list[Word]:
+    x0, y0, x1, y1 = box
+    return [w for w in words if x0 - pad <= w.cx <= x1 + pad and y0 - pad <= w.cy <= y1 + pad]
+
+
+def raster_share(box: Box, image_rects: Sequence[Box]) -> float:
+    """Share of the box's area covered by raster images. Summed, not the largest one: a figure is
+    often tiled from several image strips (overlaps are rare and small, hence the cap at 1)."""
+    x0, y0, x1, y1 = box
+    area = max((x1 - x0) * (y1 - y0), 1e-6)
+    covered = 0.0
+    for rx0, ry0, rx1, ry1 in image_rects:
+        w = max(0.0, min(x1, rx1) - max(x0, rx0))
+        h = max(0.0, min(y1, ry1) - max(y0, ry0))
+        covered += w * h / area
+    return min(covered, 1.0)
+
+
+def use_vector_text(
+    words: Sequence[Word], box: Box, image_rects: Sequence[Box], min_words: int, max_raster: float
+) -> bool:
+    return len(words) >= min_words and raster_share(box, image_rects) < max_raster
+
+
+def group_rows(items: Sequence[Word]) -> list[list[Word]]:
+    """Words (or OCR lines) grouped into visual rows: a row is a run of items whose vertical
+    centres lie within half the median height of the row's first item; rows top to bottom,
+    items left to right."""
+    if not items:
+        return []
+    heights = sorted(max(w.y1 - w.y0, 0.1) for w in items)
+    tol = heights[len(heights) // 2] * 0.5
+    rows: list[list[Word]] = []
+    for word in sorted(items, key=lambda w: (w.cy, w.x0)):
+        if rows and abs(word.cy - _row_cy(rows[-1])) <= tol:
+            rows[-1].append(word)
+        else:
+            rows.append([word])
+    return [sorted(row, key=lambda w: w.x0) for row in rows]
+
+
+def _row_cy(row: list[Word]) -> float:
+    return sum(w.cy for w in row) / len(row)
+
+
+def rows_text(items: Sequence[Word]) -> str:
+    """Items in reading order: rows top to bottom, one line per row."""
+    return "\n".join(" ".join(w.text for w in row) for row in group_rows(items))

@@ -1,0 +1,1 @@
+"""Expand stage: a question becomes weighted clauses (MMDocRAG §4.8 multi-clause queries)."""

@@ -1,0 +1,1 @@
+"""Index stage: retrievers over quotes, each storing what it needs in the warehouse."""

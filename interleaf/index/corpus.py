@@ -1,0 +1,112 @@
+"""The quotes as retrievers see them: one indexed text per quote, composed from the warehouse rows.
+
+Image quotes (figure / table / equation) are indexed by their caption, the vector text inside the
+box and, when the describe stage has run, their OCR-text / table Markdown / VLM-text (MMDocRAG §4.5:
+VLM-text carries more than OCR-text), so the text retrievers find them too. Each quote is prefixed
+with its document title and nearest section heading: in corpus scope, a passage that never names
+its subject is otherwise indistinguishable from one in another document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from interleaf.index.config import TextFields
+
+IMAGE_KINDS = frozenset({"figure", "table", "equation", "chart", "image"})
+HEADING_KINDS = frozenset({"title"})
+
+
+def modality_of(kind: str) -> str:
+    return "image" if kind in IMAGE_KINDS else "text"
+
+
+def text_key(text: str, model: str) -> str:
+    """Embeddings are keyed by what was encoded and by whom: a changed quote or model re-encodes."""
+    return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()[:24]
+
+
+@dataclass
+class QuoteCorpus:
+    quote_ids: list[str] = field(default_factory=list)
+    doc_ids: list[str] = field(default_factory=list)
+    page_idx: list[int] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # indexed text
+    match_texts: list[list[str]] = field(default_factory=list)  # what evidence needles are sought in
+    img_paths: list[str | None] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.quote_ids)
+
+    @property
+    def modalities(self) -> list[str]:
+        return [modality_of(k) for k in self.kinds]
+
+    def subset(self, keep: list[int]) -> QuoteCorpus:
+        return QuoteCorpus(*([getattr(self, f)[i] for i in keep] for f in self.__dataclass_fields__))
+
+
+def _described(quote_texts: pa.Table | None) -> dict[str, list[str]]:
+    if quote_texts is None or quote_texts.num_rows == 0:
+        return {}
+    cols = [c for c in ("ocr_text", "table_md", "vlm_text") if c in quote_texts.column_names]
+    out: dict[str, list[str]] = {}
+    for row in quote_texts.select(["quote_id", *cols]).to_pylist():
+        texts = [row[c] for c in cols if row[c]]
+        out.setdefault(row["quote_id"], []).extend(texts)
+    return out
+
+
+def build_corpus(
+    quotes: pa.Table,
+    documents: pa.Table,
+    quote_texts: pa.Table | None,
+    fields: TextFields,
+    skip_kinds: list[str],
+) -> QuoteCorpus:
+    """Pure: warehouse rows -> indexed texts, in document reading order."""
+    titles = {r["doc_id"]: r["title"] or r["name"] for r in documents.select(["doc_id", "title", "name"]).to_pylist()}
+    described = _described(quote_texts)
+    rows = quotes.select(
+        ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption", "img_path", "furniture"]
+    ).to_pylist()
+    rows.sort(key=lambda r: (r["doc_id"], r["page_idx"], r["layout_idx"]))
+    corpus = QuoteCorpus()
+    section: dict[str, str] = {}
+    kept: list[dict] = []
+    for r in rows:
+        if r["kind"] in HEADING_KINDS and r["text"].strip():
+            section[r["doc_id"]] = r["text"].strip()[:200]
+        if r["furniture"] or r["kind"] in skip_kinds:
+            continue
+        r["_section"] = section.get(r["doc_id"], "")
+        kept.append(r)
+    for i, r in enumerate(kept):
+        extra = described.get(r["quote_id"], []) if fields.described else []
+        body = [r["caption"] or ""] if fields.caption and r["caption"] else []
+        body.append(r["text"] or "")
+        body.extend(extra)
+        if fields.neighbours:
+            for j in range(max(0, i - fields.neighbours), min(len(kept), i + fields.neighbours + 1)):
+                n = kept[j]
+                if j != i and n["doc_id"] == r["doc_id"] and n["page_idx"] == r["page_idx"]:
+                    body.append((n["text"] or "")[:300])
+        head = []
+        if fields.doc_title and r["doc_id"] in titles:
+            head.append(titles[r["doc_id"]])
+        if fields.section and r["_section"] and r["_section"] != r["text"].strip()[:200]:
+            head.append(r["_section"])
+        text = " | ".join(h for h in head if h)
+        text = (text + "\n" if text else "") + "\n".join(t for t in body if t.strip())
+        corpus.quote_ids.append(r["quote_id"])
+        corpus.doc_ids.append(r["doc_id"])
+        corpus.page_idx.append(r["page_idx"])
+        corpus.kinds.append(r["kind"])
+        corpus.texts.append(text[: fields.max_chars])
+        corpus.match_texts.append([r["text"], r["caption"], *described.get(r["quote_id"], [])])
+        corpus.img_paths.append(r["img_path"])
+    return corpus

@@ -1,0 +1,39 @@
+"""The index stage's swappable part: a Retriever encodes quotes once and scores queries against them."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from interleaf.index.corpus import QuoteCorpus
+
+
+class Retriever(Protocol):
+    name: str
+    kind: str  # bm25, dense, visual
+    table: str  # the warehouse table its index rows go to
+    code_version: str
+
+    def fingerprint_config(self) -> dict[str, Any]: ...
+
+    def applies_to(self, corpus: QuoteCorpus) -> list[int]:
+        """Positions of the quotes this retriever indexes (a visual one: image quotes only)."""
+        ...
+
+    def keys(self, corpus: QuoteCorpus) -> list[str]:
+        """One key per quote in `corpus`: what the stored row for it must carry to be reused."""
+        ...
+
+    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> pa.Table:
+        """Index rows for `corpus`, reusing rows of `reuse` whose key still matches (incremental)."""
+        ...
+
+    def load(self, corpus: QuoteCorpus, rows: pa.Table) -> None:
+        """Make `corpus` searchable from its stored rows."""
+        ...
+
+    def scores(self, queries: list[str]) -> np.ndarray:
+        """(len(queries), len(loaded corpus)) similarity; higher is better; -inf where not indexed."""
+        ...

@@ -1,0 +1,1 @@
+"""Retrieve stage: retrievers x clauses -> hits -> weighted RRF -> (rerank) -> modality quotas."""

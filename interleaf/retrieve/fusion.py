@@ -1,0 +1,64 @@
+"""Weighted reciprocal-rank fusion and modality quotas."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Hit:
+    clause_id: int
+    retriever: str
+    quote_id: str
+    rank: int  # 1-based
+    score: float
+
+
+def rrf(
+    hits: Iterable[Hit],
+    retriever_weight: dict[str, float],
+    clause_weight: dict[int, float],
+    k: float,
+    clause_fusion: str = "max",
+) -> list[tuple[str, float]]:
+    """Weighted reciprocal-rank fusion: sum over retrievers of w_r * f_c(w_c / (k + rank)).
+
+    f_c over a retriever's clauses is `sum` (plain RRF over every list) or `max` (the best clause
+    counts): with `sum`, a quote ranked middling by every clause outranks one that a single clause
+    found at the top, which is exactly the evidence a multi-part question needs per part.
+    """
+    per: dict[tuple[str, str], float] = defaultdict(float)
+    for h in hits:
+        value = clause_weight.get(h.clause_id, 1.0) / (k + h.rank)
+        key = (h.quote_id, h.retriever)
+        per[key] = max(per[key], value) if clause_fusion == "max" else per[key] + value
+    fused: dict[str, float] = defaultdict(float)
+    for (quote_id, retriever), value in per.items():
+        fused[quote_id] += retriever_weight.get(retriever, 1.0) * value
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def apply_quota(
+    ranked: list[tuple[str, float]], modality: dict[str, str], budget: int, quota: tuple[int, int] | None
+) -> list[tuple[str, float]]:
+    """The context of `budget` quotes: at most `images` image quotes and `texts` text quotes by rank;
+    slots one modality cannot fill go to the other (a one-page document may hold no image)."""
+    if quota is None:
+        return ranked[:budget]
+    images, texts = quota
+    caps = {"image": images, "text": texts}
+    chosen, spill = [], []
+    for item in ranked:
+        m = modality.get(item[0], "text")
+        if caps.get(m, 0) > 0:
+            caps[m] -= 1
+            chosen.append(item)
+        else:
+            spill.append(item)
+        if len(chosen) >= budget:
+            break
+    chosen += spill[: max(0, budget - len(chosen))]
+    order = {q: i for i, (q, _) in enumerate(ranked)}
+    return sorted(chosen, key=lambda it: order[it[0]])[:budget]

@@ -1,0 +1,44 @@
+"""Adding a retriever in config indexes that retriever only; the others stay cached (runs ledger)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import REPO, IngestedWarehouse, run_cli, sql_rows
+
+
+def test_index_rows_exist_for_every_configured_retriever(corpus_warehouse: IngestedWarehouse) -> None:
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "SELECT 'bm25' AS r, count(*) AS n FROM index_texts UNION ALL "
+        "SELECT retriever, count(*) FROM quote_embeddings GROUP BY 1 ORDER BY 1",
+    )
+    counts = {r["r"]: r["n"] for r in rows}
+    assert counts["bm25"] > 1000 and counts["minilm"] == counts["bm25"]
+    dims = sql_rows(corpus_warehouse.root, "SELECT DISTINCT dim, len(vector) AS l FROM quote_embeddings")
+    assert dims == [{"dim": 384, "l": 384}]
+
+
+def test_adding_a_retriever_indexes_only_that_one(
+    corpus_warehouse: IngestedWarehouse, corpus: Path, tmp_path: Path
+) -> None:
+    config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
+    config["index"]["retrievers"].append({"name": "bm25_plain", "kind": "bm25", "fields": {"doc_title": False}})
+    path = tmp_path / "extra.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run_cli(corpus_warehouse.root, "--config", str(path), "ingest", str(corpus / "docs"))
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "SELECT stage, status, rows FROM runs WHERE run_id = (SELECT max(run_id) FROM runs) AND stage LIKE 'index:%'",
+    )
+    by_stage = {r["stage"]: r for r in rows}
+    assert by_stage["index:bm25_plain"]["status"] == "ok" and by_stage["index:bm25_plain"]["rows"] > 1000
+    assert by_stage["index:bm25"]["status"] == "cached" and by_stage["index:minilm"]["status"] == "cached"
+    parse = sql_rows(
+        corpus_warehouse.root,
+        "SELECT count(*) AS n FROM runs WHERE run_id = (SELECT max(run_id) FROM runs) "
+        "AND stage = 'parse' AND status = 'ok'",
+    )
+    assert parse[0]["n"] == 0
