@@ -10,6 +10,9 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_HOME ?= $(abspath .prefect)
 INSTALL_STAMP := .install.stamp
 Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
+# make e2e MODEL=qwen2.5-vl-7b picks a preset from configs/models.yaml (needs its weights, and a GPU)
+MODEL ?=
+IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
 .PHONY: help install e2e test bench serve sql lint
 
@@ -24,17 +27,21 @@ $(INSTALL_STAMP): pyproject.toml
 
 install: $(INSTALL_STAMP) ## install Interleaf and its dependencies (torch from local disk first)
 
-e2e: install ## ingest ../shared/corpus (docs + bad) with the offline default and show what was found
-	$(PYTHON) -m interleaf.cli ingest $(CORPUS)/docs $(CORPUS)/bad
-	$(PYTHON) -m interleaf.cli sql "select kind, count(*) as quotes, count(img_path) as crops from quotes group by 1 order by 2 desc"
-	$(PYTHON) -m interleaf.cli sql "select d.name, d.pages, count(q.quote_id) as quotes, bool_or(p.ocr_used) as ocr from documents d join pages p using (doc_id) left join quotes q on q.doc_id = d.doc_id and q.page_idx = p.page_idx group by all order by 1"
-	$(PYTHON) -m interleaf.cli sql "select stage, path, reason from rejects order by path"
+e2e: install ## ingest ../shared/corpus (docs + bad), offline by default (MODEL=preset), and show what was found
+	$(IL) ingest $(CORPUS)/docs $(CORPUS)/bad
+	$(IL) sql "select kind, count(*) as quotes, count(img_path) as crops from quotes group by 1 order by 2 desc"
+	$(IL) sql "select d.name, d.pages, count(q.quote_id) as quotes, bool_or(p.ocr_used) as ocr from documents d join pages p using (doc_id) left join quotes q on q.doc_id = d.doc_id and q.page_idx = p.page_idx group by all order by 1"
+	$(IL) sql "select describer, count(*) as image_quotes, count(ocr_text) as with_ocr, count(table_md) as tables, count(vlm_text) as described from quote_texts group by 1"
+	$(IL) sql "select stage, path, quote_id, reason from rejects order by stage, path"
+	$(IL) eval --qa $(CORPUS)/qa_dev.jsonl
 
 test: install ## run the test suite (reads the corpus from ../shared/corpus)
 	$(PYTHON) -m pytest -q -rs --durations=15
 
 bench: install ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
+	$(PYTHON) benchmarks/bench_describe.py --corpus $(CORPUS)
+	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
 
 serve: install ## local Prefect server on loopback + the ingest flow on its cron schedule over the inbox
 	$(PYTHON) -m flows.serve

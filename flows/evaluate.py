@@ -126,7 +126,7 @@ def _rows(run_id: str, scope: str, results: list[QuestionResult], index: LoadedI
                         "quote_id": q,
                         "doc_id": index.corpus.doc_ids[i],
                         "page_idx": index.corpus.page_idx[i],
-                        "modality": index.corpus.modalities[i],
+                        "modality": index.modalities[i],
                         "score": s,
                     }
                 )

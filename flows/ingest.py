@@ -6,6 +6,7 @@ from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from interleaf.errors import InterleafError
+from interleaf.executor import shutdown_pools
 from tasks.context import RunContext
 from tasks.describe_task import describe_task
 from tasks.index_task import index_task
@@ -44,6 +45,7 @@ def ingest_flow(ctx: RunContext, paths: list[str]) -> list[ParseSummary]:
             continue
         if summaries[-1].status in ("ok", "cached"):  # describe starts while later documents parse
             described[path] = describe_task.submit(ctx, summaries[-1].doc_id)
+    shutdown_pools()  # parsing is over: free the page workers' memory before index loads its models
     for path, future in described.items():
         try:
             future.result()

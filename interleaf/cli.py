@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from interleaf.config import Settings, load_settings
+from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError, ReadOnlyQueryError
 from warehouse.store import resolve_root
 
@@ -47,9 +47,13 @@ def main(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a config value: parse.backend=mineru")
     ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="A model preset from configs/models.yaml, e.g. qwen2.5-vl-7b")
+    ] = None,
 ) -> None:
     try:
-        state.settings = load_settings(config, set_)
+        overrides = (model_overrides(model) if model else []) + list(set_ or [])
+        state.settings = load_settings(config, overrides)
     except InterleafError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc

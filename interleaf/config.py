@@ -16,6 +16,7 @@ from interleaf.parse.config import ParseConfig
 from interleaf.retrieve.config import RetrieveConfig
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+MODEL_PRESETS = DEFAULT_CONFIG.with_name("models.yaml")
 
 
 class ServeConfig(BaseModel):
@@ -44,6 +45,14 @@ def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
     for key in parents:
         tree = tree.setdefault(key, {})
     tree[leaf] = value
+
+
+def model_overrides(name: str) -> list[str]:
+    """`key=value` overrides of a model preset in configs/models.yaml (`make e2e MODEL=...`)."""
+    presets = yaml.safe_load(MODEL_PRESETS.read_text()) or {}
+    if name not in presets:
+        raise ConfigError(f"unknown model preset {name!r}; presets in {MODEL_PRESETS}: {', '.join(presets)}")
+    return [f"{key}={value}" for key, value in presets[name].items()]
 
 
 def load_settings(path: str | Path | None = None, overrides: list[str] | None = None) -> Settings:

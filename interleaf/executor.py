@@ -20,13 +20,16 @@ _lock = threading.Lock()
 _pools: dict[int, ProcessPoolExecutor] = {}
 
 
-def _shutdown() -> None:
-    for pool in _pools.values():
-        pool.shutdown(wait=False, cancel_futures=True)
-    _pools.clear()
+def shutdown_pools() -> None:
+    """Stop the page workers; the next `page_map` starts new ones. Called when parsing is over,
+    so that the workers' models are not held in memory while later stages load theirs."""
+    with _lock:
+        for pool in _pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        _pools.clear()
 
 
-atexit.register(_shutdown)
+atexit.register(shutdown_pools)
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:

@@ -13,7 +13,8 @@ import pytest
 
 from interleaf.errors import DocumentError
 from interleaf.evidence import contains_needle
-from interleaf.parse.content_list import html_table_text, read_content_list
+from interleaf.parse.content_list import read_content_list
+from interleaf.parse.mineru_common import html_table_text
 from interleaf.parse.protocol import ParsedDocument
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from interleaf.evidence import contains_needle
-from tests.conftest import run_cli, sql_rows
+from tests.conftest import IngestedWarehouse, run_cli, sql_rows
 
 
 @pytest.fixture(scope="module")
@@ -17,11 +17,16 @@ def needle_items(qa_items: list[dict]) -> list[tuple[str, dict]]:
 
 
 @pytest.fixture(scope="module")
-def described(tmp_path_factory: pytest.TempPathFactory, corpus: Path, needle_items: list[tuple[str, dict]]) -> Path:
-    """Only the documents the needle items need (plus one vector-table page), ingested once."""
+def described(corpus_warehouse: IngestedWarehouse) -> Path:
+    """docs/ and bad/ as the session ingested them (parse, describe, index)."""
+    return corpus_warehouse.root
+
+
+@pytest.fixture(scope="module")
+def small_described(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    """A warehouse of its own for the cache test, which switches the describer's config."""
     root = tmp_path_factory.mktemp("describe") / "warehouse"
-    docs = sorted({doc for doc, _ in needle_items} | {"layoutparser-table-page.pdf"})
-    run_cli(root, "ingest", *[str(corpus / "docs" / d) for d in docs])
+    run_cli(root, "ingest", *[str(corpus / "docs" / d) for d in ("scanned-table.pdf", "layoutparser-table-page.pdf")])
     return root
 
 
@@ -64,7 +69,8 @@ def cache_files(root: Path, namespace: str) -> dict[Path, float]:
     return {p: p.stat().st_mtime_ns for p in (root / "cache" / "describe" / namespace).rglob("*.json")}
 
 
-def test_rerun_recomputes_nothing_and_switching_describer_only_describes(described: Path, corpus: Path) -> None:
+def test_rerun_recomputes_nothing_and_switching_describer_only_describes(small_described: Path, corpus: Path) -> None:
+    described = small_described
     reads, descriptions = cache_files(described, "read"), cache_files(described, "describe")
     assert reads and descriptions
     before = sql_rows(described, "select * from quote_texts order by quote_id")

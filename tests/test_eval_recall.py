@@ -29,18 +29,17 @@ def test_doc_scoped_recall_meets_the_target_and_beats_the_naive_baseline(ablatio
     assert all(full[k] > v for k, v in baseline.items()), full
 
 
-def test_fusion_is_at_least_as_good_as_every_single_retriever(ablation: dict) -> None:
-    # Measured without describe text: full 0.830/0.872/0.936/0.936 vs BM25 alone 0.830/0.894/0.915/0.936,
-    # so fusion wins at @15, ties at @5/@20 and loses one item at @10: not "beats at every k".
+def test_fusion_beats_every_single_retriever(ablation: dict) -> None:
+    # Measured with describe text (rrf_k 10): full 0.915/0.957/0.979/0.979 at @5/10/15/20, BM25 alone
+    # 0.894/0.957/0.979/0.979, MiniLM alone 0.787/0.830/0.851/0.894: never below one, above each somewhere.
     full = _recall(ablation, "full")
     singles = {
         r["variant"]: _recall(ablation, r["variant"]) for r in ablation["results"] if r["variant"].endswith(" alone")
     }
     assert len(singles) >= 2
     for name, single in singles.items():
-        assert full[20] >= single[20], (name, single, full)
-    # strictly better than each retriever at some budget
-    assert all(any(full[k] > s[k] for k in full) for s in singles.values()), (singles, full)
+        assert all(full[k] >= single[k] for k in full), (name, single, full)
+        assert any(full[k] > single[k] for k in full), (name, single, full)
 
 
 def test_eval_writes_its_traces_to_the_warehouse(ablation: dict, corpus_warehouse: IngestedWarehouse) -> None:

@@ -42,3 +42,18 @@ def test_adding_a_retriever_indexes_only_that_one(
         "AND stage = 'parse' AND status = 'ok'",
     )
     assert parse[0]["n"] == 0
+
+
+def test_unchanged_ingest_encodes_nothing(corpus_warehouse: IngestedWarehouse, corpus: Path) -> None:
+    parts = sorted((corpus_warehouse.root / "quote_embeddings").rglob("*.parquet"))
+    before = {p: p.stat().st_mtime_ns for p in parts}
+    second = run_cli(corpus_warehouse.root, "ingest", str(corpus / "docs"), str(corpus / "bad"))
+    # the index manifests answer "nothing to do" from a directory listing: no model load, no encoding
+    assert second.seconds < 0.1 * corpus_warehouse.first.seconds, (second.seconds, corpus_warehouse.first.seconds)
+    assert {p: p.stat().st_mtime_ns for p in parts} == before
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "SELECT stage, status FROM runs WHERE run_id = (SELECT max(run_id) FROM runs) AND stage LIKE 'index:%'",
+    )
+    assert {r["stage"] for r in rows} >= {"index:bm25", "index:minilm"}
+    assert {r["status"] for r in rows} == {"cached"}

@@ -112,3 +112,9 @@ def test_pages_and_quotes_of_an_uncommitted_document_stay_hidden(tmp_path: Path)
     assert query(wh, "select count(*) from pages")[1] == [(0,)]
     wh.write_part("documents", "fp", "d0", _documents(1))
     assert query(wh, "select count(*) from pages")[1] == [(1,)]
+
+
+def test_readme_lists_every_table_with_its_columns() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for line in schemas.markdown().splitlines():
+        assert line in readme, f"README.md is missing or has a stale line for: {line[:60]}"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import logging
 import threading
 from typing import Any
 
@@ -11,22 +9,7 @@ import numpy as np
 
 from interleaf.describe.config import RapidOcrConfig
 from interleaf.describe.protocol import OcrLine
-
-
-@functools.cache
-def _engine(threads: int) -> Any:
-    from rapidocr import RapidOCR
-
-    engine = RapidOCR(
-        params={
-            "Global.log_level": "warning",
-            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-        }
-    )
-    logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-    return engine
-
+from interleaf.parse.ocr import rapidocr_engine
 
 # One crop at a time per process: two describe tasks in flight must not oversubscribe the cores.
 _LOCK = threading.Lock()
@@ -45,7 +28,7 @@ class RapidOcrEngine:
 
     def read(self, image_bgr: np.ndarray) -> list[OcrLine]:
         with _LOCK:
-            result = _engine(self.config.threads)(image_bgr)
+            result = rapidocr_engine(self.config.threads)(image_bgr)
         if result.boxes is None or result.txts is None:
             return []
         lines = []

@@ -61,6 +61,19 @@ def _described(quote_texts: pa.Table | None) -> dict[str, list[str]]:
     return out
 
 
+def _figure_caption(kept: list[dict], i: int, reach: int = 3) -> list[str]:
+    """The caption of the nearest image quote within `reach` quotes on the same page, if any."""
+    r = kept[i]
+    for d in range(1, reach + 1):
+        for j in (i - d, i + d):
+            if 0 <= j < len(kept):
+                n = kept[j]
+                same_page = n["doc_id"] == r["doc_id"] and n["page_idx"] == r["page_idx"]
+                if same_page and modality_of(n["kind"]) == "image" and n["caption"]:
+                    return [n["caption"][:300]]
+    return []
+
+
 def build_corpus(
     quotes: pa.Table,
     documents: pa.Table,
@@ -90,6 +103,8 @@ def build_corpus(
         body = [r["caption"] or ""] if fields.caption and r["caption"] else []
         body.append(r["text"] or "")
         body.extend(extra)
+        if fields.figure_context and modality_of(r["kind"]) == "text" and len((r["text"] or "").split()) <= 16:
+            body.extend(_figure_caption(kept, i))
         if fields.neighbours:
             for j in range(max(0, i - fields.neighbours), min(len(kept), i + fields.neighbours + 1)):
                 n = kept[j]

@@ -65,13 +65,18 @@ class LoadedIndex:
     corpus: QuoteCorpus
     retrievers: dict[str, Retriever]
     weights: dict[str, float]
+    question_only: frozenset[str] = frozenset()  # retrievers asked the question clause only
 
     def __post_init__(self) -> None:
         self.position = {q: i for i, q in enumerate(self.corpus.quote_ids)}
+        self.modalities = self.corpus.modalities  # computed once: a query must not walk the corpus
         self._doc_ids = np.asarray(self.corpus.doc_ids)
+        self._masks: dict[str | None, np.ndarray] = {}
 
     def doc_mask(self, doc_id: str | None) -> np.ndarray:
-        return np.ones(len(self._doc_ids), dtype=bool) if doc_id is None else self._doc_ids == doc_id
+        if doc_id not in self._masks:
+            self._masks[doc_id] = np.ones(len(self._doc_ids), dtype=bool) if doc_id is None else self._doc_ids == doc_id
+        return self._masks[doc_id]
 
 
 def load_index(
@@ -98,7 +103,9 @@ def load_index(
         retrievers[spec.name] = retriever
     if corpus is None:
         raise ValueError("no retriever is configured")
-    return LoadedIndex(corpus, retrievers, {s.name: s.weight for s in config.retrievers if s.name in retrievers})
+    weights = {s.name: s.weight for s in config.retrievers if s.name in retrievers}
+    question_only = frozenset(s.name for s in config.retrievers if s.name in retrievers and s.clauses == "question")
+    return LoadedIndex(corpus, retrievers, weights, question_only)
 
 
 def _empty(retriever: Retriever) -> pa.Table:

@@ -41,5 +41,5 @@ class ParseConfig(Strict):
     pages_per_chunk: int = Field(8, ge=1)
 
     def fingerprint_config(self) -> dict[str, Any]:
-        backend_config = getattr(self, self.backend).model_dump()
+        backend_config = getattr(self, self.backend).model_dump(exclude={"model_source"})
         return {"backend": self.backend, self.backend: backend_config}

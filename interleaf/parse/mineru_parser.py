@@ -27,13 +27,14 @@ import pymupdf
 
 from interleaf.errors import ConfigError, DocumentError
 from interleaf.parse.config import MineruConfig
-from interleaf.parse.content_list import (
+from interleaf.parse.mineru_common import (
     FURNITURE_TYPES,
     IMAGE_KINDS,
     TEXT_ITEM_KINDS,
     PageGeometry,
     crop_png,
     furniture_kind,
+    mapped_quote,
     parsed_page,
     table_text_and_html,
     unrotate_page,
@@ -204,18 +205,8 @@ def _page_quotes(
         if bq is None:
             continue
         bbox = geometry.to_points(bq.fractions)
-        yield ParsedQuote(
-            page_idx=geometry.page_idx,
-            kind=bq.kind,
-            bbox=bbox,
-            text=bq.text,
-            text_source="mineru" if bq.text else "none",
-            caption=bq.caption,
-            footnote=bq.footnote,
-            html=bq.html,
-            furniture=bq.furniture,
-            png=crop_png(page, bbox) if bq.kind in IMAGE_KINDS else None,
-        )
+        png = crop_png(page, bbox) if bq.kind in IMAGE_KINDS else None
+        yield mapped_quote(geometry.page_idx, bq, bbox, png)
 
 
 def parse_chunk(job: ChunkJob) -> list[PageResult]:
@@ -248,7 +239,8 @@ class MineruParser:
         self.code_version = f"{CODE_VERSION}+mineru-{_mineru_version()}"
 
     def fingerprint_config(self) -> dict[str, Any]:
-        return self.config.model_dump()
+        # Where models are looked up changes whether a parse can run, not what it produces.
+        return self.config.model_dump(exclude={"model_source"})
 
     def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
         doc = open_pdf(pdf, name)  # bad input fails here with a clear reason, before MinerU starts

@@ -45,29 +45,30 @@ def quota_for(config: RetrieveConfig, budget: int) -> tuple[int, int]:
 
 
 def _search(
-    index: LoadedIndex, texts: list[str], masks: list[np.ndarray], depth: int, names: list[str]
-) -> dict[str, list[list[tuple[int, float]]]]:
-    """Per retriever, per query text: the top `depth` (position, score) within its mask."""
-    out: dict[str, list[list[tuple[int, float]]]] = {}
+    index: LoadedIndex, texts: list[str], masks: list[np.ndarray], depth: int, names: list[str], first: list[bool]
+) -> dict[str, dict[int, list[tuple[int, float]]]]:
+    """Per retriever, per query text it is asked: the top `depth` (position, score) within its mask.
+
+    A retriever configured with `clauses: question` is asked the question clause only (`first`)."""
+    out: dict[str, dict[int, list[tuple[int, float]]]] = {}
     for name in names:
-        scores = index.retrievers[name].scores(texts) if texts else np.zeros((0, len(index.corpus)))
-        per_query = []
-        for row, mask in zip(scores, masks, strict=True):
+        retriever = index.retrievers[name]
+        asked = [i for i in range(len(texts)) if first[i] or name not in index.question_only]
+        scores = retriever.scores([texts[i] for i in asked]) if asked else np.zeros((0, len(index.corpus)))
+        lexical = retriever.kind == "bm25"
+        per_query: dict[int, list[tuple[int, float]]] = {}
+        for i, row in zip(asked, scores, strict=True):
+            mask = masks[i]
             row = np.where(mask, row, -np.inf)
             k = min(depth, int(mask.sum()))
             if k <= 0:
-                per_query.append([])
+                per_query[i] = []
                 continue
             top = np.argpartition(-row, k - 1)[:k]
             top = top[np.argsort(-row[top], kind="stable")]
             # a retriever that has nothing to say (BM25 with no shared term, a visual one on text) adds no hit
-            per_query.append(
-                [
-                    (int(i), float(row[i]))
-                    for i in top
-                    if np.isfinite(row[i]) and row[i] > -1e8 and (name != "bm25" or row[i] > 0)
-                ]
-            )
+            keep = np.isfinite(row[top]) & (row[top] > -1e8) & ((row[top] > 0) if lexical else True)
+            per_query[i] = [(int(j), float(row[j])) for j in top[keep]]
         out[name] = per_query
     return out
 
@@ -110,7 +111,7 @@ def retrieve(
     for r in results:
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
-        modality = {q: index.corpus.modalities[index_pos] for index_pos, q in _positions(index, r.ranking)}
+        modality = {q: index.modalities[index_pos] for index_pos, q in _positions(index, r.ranking)}
         r.contexts = {b: apply_quota(r.ranking, modality, b, quota_for(config, b)) for b in config.budgets}
     return results
 
@@ -130,14 +131,15 @@ def _run(
 ) -> list[QuestionResult]:
     texts = [c.text for cs in clauses for c in cs]
     flat_masks = [m for m, cs in zip(masks, clauses, strict=True) for _ in cs]
-    found = _search(index, texts, flat_masks, config.depth, names)
+    first = [cid == 0 for cs in clauses for cid in range(len(cs))]
+    found = _search(index, texts, flat_masks, config.depth, names, first)
     results, offset = [], 0
     for q, cs in zip(questions, clauses, strict=True):
         hits = [
             Hit(cid, name, index.corpus.quote_ids[p], rank, s)
             for name in names
             for cid in range(len(cs))
-            for rank, (p, s) in enumerate(found[name][offset + cid], start=1)
+            for rank, (p, s) in enumerate(found[name].get(offset + cid, []), start=1)
         ]
         offset += len(cs)
         ranking = rrf(hits, index.weights, {i: c.weight for i, c in enumerate(cs)}, config.rrf_k, config.clause_fusion)
