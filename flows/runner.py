@@ -1,7 +1,8 @@
 """Runs the ingest flow for the CLI and the scheduler: plan, progress bar, report.
 
-When every document is already stored under the current fingerprints there is nothing to run,
-and the flow is not started at all (starting Prefect's temporary server alone takes seconds).
+When every document is already parsed, described and indexed under the configured fingerprints
+there is nothing to run, and the flow is not started at all (starting Prefect's temporary server
+alone takes seconds); the views are pointed at those stored outputs.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from interleaf.config import Settings
 from interleaf.fingerprint import sha256_file
 from interleaf.parse.registry import get_parser
 from tasks.context import RunContext, new_run_id
-from tasks.describe_task import describe_fingerprint, is_described, publish_describe
+from tasks.describe_task import describe_fingerprint, is_described
 from tasks.discover import discover_documents
-from tasks.index_task import index_all
+from tasks.index_task import index_pending, publish_index
 from tasks.parse_task import ParseSummary, is_parsed, parse_fingerprint
+from tasks.publish_task import publish_documents
 from warehouse import Warehouse
-from warehouse.catalog import query, write_catalog_file
+from warehouse.catalog import query
 from warehouse.ledger import Ledger, RunRecord
 
 
@@ -104,14 +106,13 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     ]
     report = IngestReport(ctx.run_id)
     if not todo and not describe_todo:
-        _record_unchanged(wh, ctx, fingerprint, sorted(hashes.values()))
-        wh.set_current("parse", fingerprint, ("documents", "pages", "quotes", "rejects"))
-        publish_describe(ctx)
-        index_all(ctx)  # a new retriever or model in config has work even when parse has none
-        write_catalog_file(wh)
-        report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
-        report.seconds = time.perf_counter() - started
-        return report
+        publish_documents(ctx)  # the config may point back at outputs stored earlier
+        if not index_pending(ctx):
+            _record_unchanged(wh, ctx, fingerprint, sorted(hashes.values()))
+            publish_index(ctx)
+            report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
+            report.seconds = time.perf_counter() - started
+            return report
 
     bar = progress.PageProgress(sum(_page_count(p) for p in todo))
     progress.set_current(bar)

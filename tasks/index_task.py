@@ -104,6 +104,28 @@ def _cached_record(ctx: RunContext, wh: Warehouse, spec: RetrieverConfig, retrie
     Ledger(wh).finish(record, "cached")
 
 
+def index_pending(ctx: RunContext) -> list[str]:
+    """Retrievers with work to do over the current parse and describe outputs (cheap: manifests only)."""
+    wh = Warehouse(ctx.warehouse)
+    config = ctx.settings.index
+    upstream = upstream_state(wh)
+    return [
+        spec.name
+        for spec in config.retrievers
+        if ctx.forced("index")
+        or not manifest_matches(wh, spec.name, retriever_fingerprint(get_retriever(spec), config), upstream)
+    ]
+
+
+def publish_index(ctx: RunContext) -> None:
+    """Point the views at the configured retrievers' fingerprints."""
+    wh = Warehouse(ctx.warehouse)
+    config = ctx.settings.index
+    for spec in config.retrievers:
+        retriever = get_retriever(spec)
+        wh.set_current(stage_name(spec), retriever_fingerprint(retriever, config), (retriever.table,))
+
+
 def index_all(ctx: RunContext) -> list[IndexSummary]:
     wh = Warehouse(ctx.warehouse)
     config = ctx.settings.index

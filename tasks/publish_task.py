@@ -12,8 +12,13 @@ from warehouse import Warehouse
 from warehouse.catalog import write_catalog_file
 
 
-@task(name="publish", cache_policy=NO_CACHE)
-def publish_task(ctx: RunContext) -> None:
+def publish_documents(ctx: RunContext) -> None:
+    """Point the views at this run's parse and describe outputs, and refresh the catalog file."""
     publish_parse(ctx)
     publish_describe(ctx)
     write_catalog_file(Warehouse(ctx.warehouse))
+
+
+@task(name="publish", cache_policy=NO_CACHE)
+def publish_task(ctx: RunContext) -> None:
+    publish_documents(ctx)
