@@ -22,7 +22,7 @@ from interleaf.parse.registry import get_parser
 from tasks.context import RunContext, new_run_id
 from tasks.describe_task import describe_fingerprint, is_described
 from tasks.discover import discover_documents
-from tasks.index_task import index_pending, publish_index
+from tasks.index_task import index_pending, index_unchanged
 from tasks.parse_task import ParseSummary, is_parsed, parse_fingerprint
 from tasks.publish_task import publish_documents
 from warehouse import Warehouse
@@ -109,7 +109,7 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
         publish_documents(ctx)  # the config may point back at outputs stored earlier
         if not index_pending(ctx):
             _record_unchanged(wh, ctx, fingerprint, sorted(hashes.values()))
-            publish_index(ctx)
+            index_unchanged(ctx)
             report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
             report.seconds = time.perf_counter() - started
             return report

@@ -141,9 +141,10 @@ def runs(limit: Annotated[int, typer.Option(help="How many of the latest rows")]
 
     columns, rows = run_query(
         Warehouse(state.warehouse),
-        "SELECT run_id, flow, stage, status, count(*) AS items, sum(rows) AS rows, min(started_at) AS started, "
-        "max(ended_at) AS ended, any_value(fingerprint) AS fingerprint FROM runs "
-        f"GROUP BY ALL ORDER BY started DESC LIMIT {int(limit)}",
+        "SELECT run_id, stage, status, count(*) AS items, sum(rows) AS rows, "
+        "strftime(min(started_at), '%Y-%m-%d %H:%M:%S') AS started, "
+        "round(epoch(max(ended_at) - min(started_at)), 1) AS seconds, left(any_value(fingerprint), 8) AS fingerprint "
+        f"FROM runs GROUP BY run_id, stage, status ORDER BY min(started_at) DESC LIMIT {int(limit)}",
     )
     table = Table(*columns)
     for row in rows:

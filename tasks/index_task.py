@@ -117,13 +117,15 @@ def index_pending(ctx: RunContext) -> list[str]:
     ]
 
 
-def publish_index(ctx: RunContext) -> None:
-    """Point the views at the configured retrievers' fingerprints."""
+def index_unchanged(ctx: RunContext) -> None:
+    """Nothing to index: record each retriever as cached and point the views at its stored index."""
     wh = Warehouse(ctx.warehouse)
     config = ctx.settings.index
     for spec in config.retrievers:
         retriever = get_retriever(spec)
-        wh.set_current(stage_name(spec), retriever_fingerprint(retriever, config), (retriever.table,))
+        fingerprint = retriever_fingerprint(retriever, config)
+        _cached_record(ctx, wh, spec, retriever, fingerprint)
+        wh.set_current(stage_name(spec), fingerprint, (retriever.table,))
 
 
 def index_all(ctx: RunContext) -> list[IndexSummary]:

@@ -162,3 +162,28 @@ def test_timeout_becomes_a_reject(server: Server, png: bytes, monkeypatch: pytes
     server.script = ["sleep", "sleep"]
     (out,) = describer(server, monkeypatch, timeout_s=0.2, retries=1).describe(requests(png, 1))
     assert out.text is None and out.error.startswith("timeout")
+
+
+def test_ingest_uses_the_server_by_config_alone(
+    server: Server, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`describer: openai` in config, no code change: the ingest flow sends every image quote."""
+    from tests.conftest import run_cli, sql_rows
+
+    monkeypatch.setenv("TEST_VLM_KEY", "test-key")
+    root = tmp_path / "warehouse"
+    overrides = {
+        "describe.describer": "openai",
+        "describe.openai.base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
+        "describe.openai.model": "qwen-vl-test",
+        "describe.openai.api_key_env": "TEST_VLM_KEY",
+    }
+    args = [a for key, value in overrides.items() for a in ("--set", f"{key}={value}")]
+    run_cli(root, *args, "ingest", str(corpus / "docs" / "figures-example.pdf"))
+    rows = sql_rows(root, "select describer, model, vlm_text from quote_texts")
+    image_quotes = sql_rows(root, "select count(*) n from quotes where kind in ('figure', 'table', 'equation')")
+    assert server.errors == []
+    assert len(rows) == image_quotes[0]["n"] > 0
+    assert all(r["describer"] == "openai" and r["model"] == "qwen-vl-test" for r in rows)
+    assert all(r["vlm_text"].startswith("A chart. ") for r in rows)
+    assert len(server.requests) == len(rows)

@@ -140,3 +140,23 @@ def test_tiny_qwen25vl_describes_in_batches(tiny_qwen: Path, crops: list[bytes])
     assert text.endswith("<|im_start|>assistant\n")
     # greedy decoding: the same crop and prompt give the same text, in a batch or alone
     assert describer.describe(requests[:1])[0].text == out[0].text
+
+
+def test_ingest_uses_the_tiny_qwen_by_config_alone(tiny_qwen: Path, tmp_path: Path, corpus: Path) -> None:
+    """`describer: transformers` and a model folder in config, no code change: VLM-text in the warehouse."""
+    from tests.conftest import run_cli, sql_rows
+
+    root = tmp_path / "warehouse"
+    overrides = {
+        "describe.describer": "transformers",
+        "describe.transformers.model": str(tiny_qwen),
+        "describe.transformers.max_new_tokens": 8,
+        "describe.transformers.min_pixels": 28 * 28 * 4,
+        "describe.transformers.max_pixels": 28 * 28 * 16,
+    }
+    args = [a for key, value in overrides.items() for a in ("--set", f"{key}={value}")]
+    run_cli(root, *args, "ingest", str(corpus / "docs" / "figures-example.pdf"))
+    rows = sql_rows(root, "select describer, model, vlm_text from quote_texts")
+    image_quotes = sql_rows(root, "select count(*) n from quotes where kind in ('figure', 'table', 'equation')")
+    assert len(rows) == image_quotes[0]["n"] > 0
+    assert all(r["describer"] == "transformers" and r["model"] == str(tiny_qwen) and r["vlm_text"] for r in rows)

@@ -50,8 +50,15 @@ def test_run_from_parse_reparses_everything_stored(reference: Path, small_files:
     result = run_cli(reference, "run", "--from", "parse")
     assert f"{len(SMALL_DOCS)} parsed" in result.stdout, result.stdout
     run_id = result.stdout.split()[1].rstrip(":")
-    ledger = sql_rows(reference, f"select status, count(*) n from runs where run_id = '{run_id}' group by 1")
-    assert ledger == [{"status": "ok", "n": len(SMALL_DOCS)}]
+    ledger = sql_rows(
+        reference,
+        f"select stage, status, count(*) n from runs where run_id = '{run_id}' and stage in ('parse', 'describe') "
+        "group by all order by 1",
+    )
+    assert ledger == [
+        {"stage": "describe", "status": "ok", "n": len(SMALL_DOCS)},
+        {"stage": "parse", "status": "ok", "n": len(SMALL_DOCS)},
+    ]
     assert contents(reference) == before  # deterministic: the same quotes, ids and boxes
 
 
