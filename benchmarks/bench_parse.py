@@ -20,6 +20,7 @@ import psutil
 import pymupdf
 
 from interleaf.config import load_settings
+from interleaf.errors import DocumentError
 from interleaf.executor import page_map
 from interleaf.parse.registry import get_parser
 from interleaf.parse.words import text_layer_usable, text_layer_words
@@ -44,14 +45,17 @@ def pymupdf_seconds(files: list[Path]) -> tuple[int, float]:
     return pages, time.perf_counter() - started
 
 
-def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float]:
+def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float, list[str]]:
     settings = load_settings(overrides=[f"parse.backend={backend}"])
     parser = get_parser(settings.parse)
     mapper = page_map(settings.parse.workers)
-    started, pages = time.perf_counter(), 0
+    started, pages, rejected = time.perf_counter(), 0, []
     for f in files:
-        pages += parser.parse(f.read_bytes(), f.name, mapper).page_count
-    return pages, time.perf_counter() - started
+        try:
+            pages += parser.parse(f.read_bytes(), f.name, mapper).page_count
+        except DocumentError as exc:  # as in an ingest: a reject, and the batch goes on
+            rejected.append(f"{f.name}: {exc.reason[:80]}")
+    return pages, time.perf_counter() - started, rejected
 
 
 def _tree_memory(root: psutil.Process) -> tuple[int, int]:
@@ -110,7 +114,7 @@ def main() -> None:
         base_pages, base_s = pymupdf_seconds(files)
         for backend in args.backends.split(","):
             try:
-                pages, seconds = backend_seconds(backend, files)
+                pages, seconds, rejected = backend_seconds(backend, files)
             except Exception as exc:
                 print(f"{label:18} {backend:8} failed: {type(exc).__name__}: {exc}")
                 continue
@@ -120,6 +124,8 @@ def main() -> None:
                 f"{label:18} {backend:8} {pages:6d} {seconds:8.1f} {rate:8.2f} {base_pages / base_s:12.0f} "
                 f"{rate / (base_pages / base_s):8.4f}"
             )
+            for line in rejected:
+                print(f"{'':18} {backend:8} rejected {line}")
     key = "docs/ text-layer"
     if (key, "layout") in rates and (key, "mineru") in rates:
         ratio = rates[(key, "layout")] / rates[(key, "mineru")]
