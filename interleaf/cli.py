@@ -36,6 +36,8 @@ def prefect_environment(root: Path) -> None:
     os.environ.setdefault("PREFECT_HOME", str(root.parent / ".prefect"))
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # Prefect gives its temporary server 20 s to start; a loaded 2-core machine can need more.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_LOCAL_STORAGE_PATH", str(root.parent / ".prefect" / "storage"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
