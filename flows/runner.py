@@ -27,7 +27,7 @@ from tasks.parse_task import ParseSummary, is_parsed, parse_fingerprint
 from tasks.publish_task import publish_documents
 from warehouse import Warehouse
 from warehouse.catalog import query
-from warehouse.ledger import Ledger, RunRecord
+from warehouse.ledger import Ledger
 
 
 @dataclass
@@ -72,15 +72,13 @@ def _page_count(path: str) -> int:
 
 
 def _record_unchanged(wh: Warehouse, ctx: RunContext, fingerprint: str, doc_ids: list[str]) -> None:
-    record = RunRecord(
-        run_id=ctx.run_id,
-        flow=ctx.flow,
-        stage="parse",
-        fingerprint=fingerprint,
-        config=ctx.settings.parse.fingerprint_config(),
-        code_version=get_parser(ctx.settings.parse).code_version,
-        inputs=doc_ids,
-        key="all",
+    record = ctx.record(
+        "parse",
+        fingerprint,
+        ctx.settings.parse.fingerprint_config(),
+        get_parser(ctx.settings.parse).code_version,
+        doc_ids,
+        "all",
     )
     Ledger(wh).finish(record, "cached")
 

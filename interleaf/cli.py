@@ -40,6 +40,7 @@ def prefect_environment(root: Path) -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_LOCAL_STORAGE_PATH", str(root.parent / ".prefect" / "storage"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 
 
 @app.callback()

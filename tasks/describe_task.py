@@ -30,7 +30,7 @@ from interleaf.parse.words import text_layer_words
 from tasks.context import RunContext
 from tasks.parse_task import parse_fingerprint
 from warehouse import Warehouse, schemas
-from warehouse.ledger import Ledger, RunRecord, now
+from warehouse.ledger import Ledger, now
 
 CODE_VERSION = "describe-1"
 
@@ -128,16 +128,7 @@ def describe_one(ctx: RunContext, doc_id: str) -> DescribeSummary:
     if not wh.has_part("documents", parse_fp, doc_id):
         return DescribeSummary(doc_id, "skipped")  # rejected at parse: nothing to describe
     ledger = Ledger(wh)
-    record = RunRecord(
-        run_id=ctx.run_id,
-        flow=ctx.flow,
-        stage=STAGE,
-        fingerprint=fingerprint,
-        config=config.fingerprint_config(),
-        code_version=CODE_VERSION,
-        inputs=[doc_id],
-        key=doc_id[:16],
-    )
+    record = ctx.record(STAGE, fingerprint, config.fingerprint_config(), CODE_VERSION, [doc_id], doc_id[:16])
     if not ctx.forced(STAGE) and is_described(wh, fingerprint, doc_id):
         ledger.finish(record, "cached")
         return DescribeSummary(doc_id, "cached")

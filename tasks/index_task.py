@@ -34,7 +34,7 @@ from interleaf.index.stage import (
 from tasks.context import RunContext
 from warehouse import Warehouse, schemas
 from warehouse.catalog import connect, write_catalog_file
-from warehouse.ledger import Ledger, RunRecord
+from warehouse.ledger import Ledger
 
 
 @dataclass(frozen=True)
@@ -91,16 +91,7 @@ def manifest_matches(wh: Warehouse, name: str, fingerprint: str, upstream: dict[
 
 
 def _cached_record(ctx: RunContext, wh: Warehouse, spec: RetrieverConfig, retriever: Retriever, fp: str) -> None:
-    record = RunRecord(
-        run_id=ctx.run_id,
-        flow=ctx.flow,
-        stage=stage_name(spec),
-        fingerprint=fp,
-        config=retriever.fingerprint_config(),
-        code_version=retriever.code_version,
-        inputs=[],
-        key=spec.name,
-    )
+    record = ctx.record(stage_name(spec), fp, retriever.fingerprint_config(), retriever.code_version, [], spec.name)
     Ledger(wh).finish(record, "cached")
 
 
@@ -150,15 +141,13 @@ def index_all(ctx: RunContext) -> list[IndexSummary]:
     for spec, retriever, fingerprint in todo:
         started = time.perf_counter()
         by_doc = split_by_document(corpus_for(spec, config, quotes, documents, quote_texts))
-        record = RunRecord(
-            run_id=ctx.run_id,
-            flow=ctx.flow,
-            stage=stage_name(spec),
-            fingerprint=fingerprint,
-            config=retriever.fingerprint_config(),
-            code_version=retriever.code_version,
-            inputs=sorted(by_doc),
-            key=spec.name,
+        record = ctx.record(
+            stage_name(spec),
+            fingerprint,
+            retriever.fingerprint_config(),
+            retriever.code_version,
+            sorted(by_doc),
+            spec.name,
         )
         done, encoded = 0, 0
         for doc_id, corpus in by_doc.items():

@@ -23,7 +23,7 @@ from interleaf.parse.registry import get_parser
 from interleaf.parse.stage import STAGE, TABLES, DocumentInput, parse_document
 from tasks.context import RunContext
 from warehouse import Warehouse, schemas
-from warehouse.ledger import Ledger, RunRecord, now
+from warehouse.ledger import Ledger, now
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,7 @@ def parse_one(ctx: RunContext, path: str) -> ParseSummary:
     data = Path(path).read_bytes()
     doc_id = sha256_bytes(data)
     ledger = Ledger(wh)
-    record = RunRecord(
-        run_id=ctx.run_id,
-        flow=ctx.flow,
-        stage=STAGE,
-        fingerprint=fingerprint,
-        config=config.fingerprint_config(),
-        code_version=parser.code_version,
-        inputs=[doc_id],
-        key=doc_id[:16],
-    )
+    record = ctx.record(STAGE, fingerprint, config.fingerprint_config(), parser.code_version, [doc_id], doc_id[:16])
     if not ctx.forced(STAGE) and is_parsed(wh, fingerprint, doc_id):
         ledger.finish(record, "cached")
         return ParseSummary(path, doc_id, "cached", 0, 0)
