@@ -50,6 +50,45 @@ def test_figure_caption_above_a_table_is_not_taken_by_it() -> None:
     assert figure.caption == "Figure 3: Results" and table.caption is None
 
 
+def worded(kind: str, words: list[Word]) -> rg.Block:
+    x0, y0 = min(w.x0 for w in words), min(w.y0 for w in words)
+    b = rg.Block(kind, x0, y0, max(w.x1 for w in words), max(w.y1 for w in words), 0.9, words=list(words))
+    b.text = rg.words_to_text(b.words)
+    return b
+
+
+def line(x0: float, y0: float, text: str, block_no: int, height: float = 10.0) -> list[Word]:
+    """One text-layer line, a word every 40 points."""
+    return [Word(x0 + 40 * i, y0, x0 + 40 * i + 35, y0 + height, t, block_no, 0, i) for i, t in enumerate(text.split())]
+
+
+def test_words_of_a_line_cut_off_by_a_text_box_join_it() -> None:
+    caption_line = line(50, 300, "Figure 3: Performance of retrieval", block_no=7)
+    box = rg.Block("text", 100, 298, 300, 312, 0.8)  # the model's box starts at "3:"
+    orphans = rg.assign_words([box], [*caption_line, *line(50, 400, "unrelated footnote", block_no=8)])
+    assert [w.text for w in orphans] == ["Figure", "unrelated", "footnote"]
+    left = rg.complete_lines([box], orphans)
+    assert [w.text for w in left] == ["unrelated", "footnote"]
+    assert rg.words_to_text(box.words) == "Figure 3: Performance of retrieval" and box.x0 == 50
+
+
+def test_legend_and_panel_titles_join_their_figure_but_body_text_does_not() -> None:
+    figure = rg.Block("figure", 50, 100, 550, 250, 0.95)
+    figure.words = line(60, 120, "50 75 80", block_no=1)
+    panel_title = worded("text", line(100, 88, "Groundedness", block_no=2))  # 2 pt above the box
+    legend = worded("caption", line(150, 256, "Single-query Multiple-query", block_no=3))
+    caption = worded("text", line(50, 275, "Figure 3: Performance", block_no=4))
+    heading = worded("title", line(50, 60, "Results", block_no=5, height=20))
+    body = worded("text", line(50, 300, "Body text follows the caption", block_no=6))
+    big_heading = worded("text", line(50, 76, "Contents", block_no=9, height=22))  # touches, but a heading
+    blocks = rg.attach_captions([figure, panel_title, legend, caption, heading, body, big_heading], max_gap=40)
+    assert figure.caption == "Figure 3: Performance"
+    kept = rg.absorb_float_labels(blocks)
+    assert kept == [figure, heading, body, big_heading]
+    assert "Groundedness" in figure.text and "Single-query Multiple-query" in figure.text
+    assert figure.bbox == (50, 88, 550, 266)  # the crop holds its legend and panel titles
+
+
 def test_two_column_reading_order_with_a_full_width_band() -> None:
     title = block("title", 100, 50, 500, 80)
     left_top, left_bottom = block("text", 50, 100, 290, 300), block("text", 50, 310, 290, 500)

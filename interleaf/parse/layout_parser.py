@@ -14,12 +14,20 @@ from interleaf.parse import regions as rg
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout_model import detect_regions
 from interleaf.parse.ocr import ocr_words
-from interleaf.parse.pdf_input import metadata_title, open_pdf
-from interleaf.parse.protocol import PageMap, ParsedDocument, ParsedPage, ParsedQuote
+from interleaf.parse.pdf_input import open_pdf, page_count_and_title
+from interleaf.parse.protocol import (
+    PageMap,
+    PageResult,
+    ParsedDocument,
+    ParsedPage,
+    ParsedQuote,
+    gather_pages,
+    page_chunks,
+)
 from interleaf.parse.reading_order import reading_order
 from interleaf.parse.words import Word, text_layer_usable, text_layer_words
 
-CODE_VERSION = "layout-1"
+CODE_VERSION = "layout-2"
 
 
 @dataclass(frozen=True)
@@ -28,12 +36,6 @@ class ChunkJob:
     name: str
     pages: tuple[int, ...]
     config: LayoutConfig
-
-
-@dataclass
-class PageResult:
-    page: ParsedPage
-    quotes: list[ParsedQuote]
 
 
 def _is_blank(image_bgr: np.ndarray) -> bool:
@@ -72,12 +74,12 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
     source = "ocr" if ocr_used else "text_layer"
 
     blocks = rg.merge_split_figures(rg.dedupe(rg.blocks_from_regions(found)))
-    orphans = rg.assign_words(blocks, words)
+    orphans = rg.complete_lines(blocks, rg.assign_words(blocks, words))
     blocks = [b for b in blocks if b.words or b.kind in rg.IMAGE_KINDS]
     blocks += rg.blocks_from_orphans(orphans)
     for b in blocks:
         b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
-    blocks = rg.attach_captions(blocks, cfg.min_caption_gap_pt)
+    blocks = rg.absorb_float_labels(rg.attach_captions(blocks, cfg.min_caption_gap_pt))
     if not blocks and not _is_blank(image):
         # Something is drawn but nothing was recognised: keep the page as one figure.
         r = page.rect
@@ -142,20 +144,7 @@ class LayoutParser:
         return self.config.model_dump()
 
     def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
-        doc = open_pdf(pdf, name)
-        try:
-            page_count = doc.page_count
-            title = metadata_title(doc)
-        finally:
-            doc.close()
-        n = self.pages_per_chunk
-        jobs = [
-            ChunkJob(pdf, name, tuple(range(s, min(s + n, page_count))), self.config) for s in range(0, page_count, n)
-        ]
-        pages: list[ParsedPage] = []
-        quotes: list[ParsedQuote] = []
-        for results in page_map(parse_chunk, jobs):
-            for result in results:
-                pages.append(result.page)
-                quotes.extend(result.quotes)
+        page_count, title = page_count_and_title(pdf, name)
+        jobs = [ChunkJob(pdf, name, pages, self.config) for pages in page_chunks(page_count, self.pages_per_chunk)]
+        pages, quotes = gather_pages(page_map(parse_chunk, jobs))
         return ParsedDocument(page_count=page_count, title=_title(title, quotes), pages=pages, quotes=quotes)

@@ -39,11 +39,17 @@ from interleaf.parse.mineru_common import (
     table_text_and_html,
     unrotate_page,
 )
-from interleaf.parse.pdf_input import metadata_title, open_pdf
-from interleaf.parse.protocol import PageMap, ParsedDocument, ParsedPage, ParsedQuote
+from interleaf.parse.pdf_input import open_pdf, page_count_and_title
+from interleaf.parse.protocol import (
+    PageMap,
+    PageResult,
+    ParsedDocument,
+    ParsedQuote,
+    gather_pages,
+    page_chunks,
+)
 
 CODE_VERSION = "mineru-1"
-PAGES_PER_CHUNK = 8  # pages per page_map job: crops are rendered in the workers
 
 # MinerU 4 block type -> quote kind, for blocks that carry a caption / footnote / body.
 VISUAL_KINDS = {"image": "figure", "chart": "figure", "table": "table", "code": "code"}
@@ -191,12 +197,6 @@ class ChunkJob:
     ocr_used: bool
 
 
-@dataclass
-class PageResult:
-    page: ParsedPage
-    quotes: list[ParsedQuote]
-
-
 def _page_quotes(
     page: pymupdf.Page, geometry: PageGeometry, blocks: tuple[dict[str, Any], ...]
 ) -> Iterator[ParsedQuote]:
@@ -231,10 +231,11 @@ class MineruParser:
     name = "mineru"
     code_version = CODE_VERSION
 
-    def __init__(self, config: MineruConfig) -> None:
+    def __init__(self, config: MineruConfig, pages_per_chunk: int = 8) -> None:
         if importlib.util.find_spec("mineru") is None:
             raise ConfigError("parse.backend=mineru needs MinerU: pip install 'interleaf[mineru]'")
         self.config = config
+        self.pages_per_chunk = pages_per_chunk  # crops are rendered in the page workers, a run at a time
         # Output follows MinerU's own version too: a new release must not reuse stored parses.
         self.code_version = f"{CODE_VERSION}+mineru-{_mineru_version()}"
 
@@ -243,28 +244,18 @@ class MineruParser:
         return self.config.model_dump(exclude={"model_source"})
 
     def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
-        doc = open_pdf(pdf, name)  # bad input fails here with a clear reason, before MinerU starts
-        try:
-            page_count = doc.page_count
-            title = metadata_title(doc)
-        finally:
-            doc.close()
+        page_count, title = page_count_and_title(pdf, name)  # bad input fails here, before MinerU starts
 
         middle = self._run_mineru(pdf, name).to_dict()
         by_page = {p["page_idx"]: tuple(p.get("blocks") or ()) for p in middle.get("pages") or ()}
         # MinerU decides txt or ocr for the whole document; without its OCR models it never OCRs.
         ocr_used = ((middle.get("extensions") or {}).get("mineru") or {}).get("parse_mode") == "ocr"
 
-        jobs = []
-        for start in range(0, page_count, PAGES_PER_CHUNK):
-            pages = tuple(range(start, min(start + PAGES_PER_CHUNK, page_count)))
-            jobs.append(ChunkJob(pdf, name, pages, tuple(by_page.get(i, ()) for i in pages), ocr_used))
-        pages_out: list[ParsedPage] = []
-        quotes: list[ParsedQuote] = []
-        for results in page_map(parse_chunk, jobs):
-            for result in results:
-                pages_out.append(result.page)
-                quotes.extend(result.quotes)
+        jobs = [
+            ChunkJob(pdf, name, pages, tuple(by_page.get(i, ()) for i in pages), ocr_used)
+            for pages in page_chunks(page_count, self.pages_per_chunk)
+        ]
+        pages_out, quotes = gather_pages(page_map(parse_chunk, jobs))
 
         rejects = [(i, "MinerU returned no result for this page") for i in range(page_count) if i not in by_page]
         return ParsedDocument(

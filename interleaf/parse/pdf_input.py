@@ -41,3 +41,13 @@ def metadata_title(doc: pymupdf.Document) -> str | None:
     ):
         return None
     return title
+
+
+def page_count_and_title(data: bytes, name: str) -> tuple[int, str | None]:
+    """Open once to validate the file (bad input fails here, with its reason) and read what every
+    parser needs before its page work starts."""
+    doc = open_pdf(data, name)
+    try:
+        return doc.page_count, metadata_title(doc)
+    finally:
+        doc.close()

@@ -26,9 +26,10 @@ KIND_OF_LABEL = {
 }
 IMAGE_KINDS = ("figure", "table", "equation")
 FURNITURE_KINDS = ("header", "footer")
+TEXT_KINDS = ("text", "title", "caption", "reference")
 
 CAPTION_PREFIX = re.compile(
-    r"^\s*(?P<word>fig(?:ure)?|table|tab|chart|exhibit|graph|plate|tableau|figura|tabla|"
+    r"^\s*(?P<word>fig(?:ure)?|table|tab|chart|exhibit|graph|plate|example|listing|tableau|figura|tabla|"
     r"abb(?:ildung)?|그림|표|图|表)\.?\s*(?P<num>[0-9]+[a-z]?|[IVX]+)\b",
     re.IGNORECASE,
 )
@@ -45,7 +46,12 @@ class Block:
     words: list[Word] = field(default_factory=list)
     caption_of: str | None = None  # for captions: "figure" or "table" when the label says so
     caption: str | None = None
+    caption_box: tuple[float, float, float, float] | None = None  # where the attached caption sat
     text: str = ""
+
+    def extend(self, other: Block | Word) -> None:
+        self.x0, self.y0 = min(self.x0, other.x0), min(self.y0, other.y0)
+        self.x1, self.y1 = max(self.x1, other.x1), max(self.y1, other.y1)
 
     @property
     def bbox(self) -> tuple[float, float, float, float]:
@@ -148,6 +154,26 @@ def assign_words(blocks: list[Block], words: list[Word]) -> list[Word]:
         else:
             orphans.append(word)
     return orphans
+
+
+def complete_lines(blocks: list[Block], orphans: list[Word]) -> list[Word]:
+    """A line of the text layer belongs to one region: words of a line that a text box cut short
+    (a caption box starting mid-line loses "Figure 3:") join the block holding the rest of the
+    line, which grows to hold them. Returns the words still without a block."""
+    owner: dict[tuple[int, int], Block] = {}
+    for b in blocks:
+        if b.kind in TEXT_KINDS:
+            for w in b.words:
+                owner.setdefault((w.block, w.line), b)
+    left = []
+    for w in orphans:
+        b = owner.get((w.block, w.line))
+        if b is None:
+            left.append(w)
+            continue
+        b.words.append(w)
+        b.extend(w)
+    return left
 
 
 def blocks_from_orphans(orphans: list[Word]) -> list[Block]:
@@ -271,6 +297,45 @@ def attach_captions(blocks: list[Block], max_gap: float) -> list[Block]:
         if id(cap) in used_caps or id(t) in used_targets:
             continue
         t.caption = cap.text
+        t.caption_box = cap.bbox
         used_caps.add(id(cap))
         used_targets.add(id(t))
     return [b for b in blocks if id(b) not in used_caps]
+
+
+def absorb_float_labels(
+    blocks: list[Block], slack: float = 4.0, touch: float = 4.0, label_height: float = 14.0
+) -> list[Block]:
+    """Text the layout model left outside a figure or table that belongs to it:
+    - unnumbered text between the float and its own numbered caption (a legend, a units line):
+      the caption closes the float, so nothing in between can be body text;
+    - one-line labels touching the float's edge (panel titles over a row of charts): typesetting
+      leaves a gap of a line or more between a float and the body text, never `touch` points; a
+      line taller than `label_height` is a heading, not a label.
+    The float's box grows to hold them and its text is read again."""
+    absorbed: set[int] = set()
+    for t in blocks:
+        if t.kind not in ("figure", "table"):
+            continue
+        inside = [b for b in blocks if id(b) not in absorbed and _belongs_to(b, t, slack, touch, label_height)]
+        for b in inside:
+            t.words.extend(b.words)
+            t.extend(b)
+            absorbed.add(id(b))
+        if inside:
+            t.text = table_words_to_text(t.words) if t.kind == "table" else words_to_text(t.words)
+    return [b for b in blocks if id(b) not in absorbed]
+
+
+def _belongs_to(b: Block, t: Block, slack: float, touch: float, label_height: float) -> bool:
+    if b is t or b.kind not in ("text", "caption", "header") or CAPTION_PREFIX.match(b.text) or not b.words:
+        return False
+    if t.caption_box is not None and CAPTION_PREFIX.match(t.caption or "") and b.kind != "header":
+        cx0, cy0, cx1, cy1 = t.caption_box
+        low, high = (t.y1, cy0) if cy0 >= t.y1 - slack else (cy1, t.y0)
+        within_x = b.x0 >= min(t.x0, cx0) - slack and b.x1 <= max(t.x1, cx1) + slack
+        if within_x and b.y0 >= low - slack and b.y1 <= high + slack:
+            return True
+    one_line = len({(w.block, w.line) for w in b.words}) == 1 and b.height <= label_height
+    gap = max(t.y0 - b.y1, b.y0 - t.y1)
+    return one_line and -slack <= gap <= touch and b.x0 >= t.x0 - slack and b.x1 <= t.x1 + slack

@@ -14,5 +14,5 @@ def get_parser(config: ParseConfig) -> Parser:
     if config.backend == "mineru":
         from interleaf.parse.mineru_parser import MineruParser
 
-        return MineruParser(config.mineru)
+        return MineruParser(config.mineru, config.pages_per_chunk)
     raise ValueError(f"unknown parse backend {config.backend!r}")
