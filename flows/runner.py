@@ -18,16 +18,14 @@ from rich.table import Table
 from interleaf import progress
 from interleaf.config import Settings
 from interleaf.fingerprint import sha256_file
-from interleaf.parse.registry import get_parser
 from tasks.context import RunContext, new_run_id
-from tasks.describe_task import describe_fingerprint, is_described
+from tasks.describe_task import describe_pending, describe_unchanged
 from tasks.discover import discover_documents
 from tasks.index_task import index_pending, index_unchanged
-from tasks.parse_task import ParseSummary, is_parsed, parse_fingerprint
+from tasks.parse_task import ParseSummary, parse_pending, parse_unchanged
 from tasks.publish_task import publish_documents
 from warehouse import Warehouse
 from warehouse.catalog import query
-from warehouse.ledger import Ledger
 
 
 @dataclass
@@ -71,18 +69,6 @@ def _page_count(path: str) -> int:
         return 0
 
 
-def _record_unchanged(wh: Warehouse, ctx: RunContext, fingerprint: str, doc_ids: list[str]) -> None:
-    record = ctx.record(
-        "parse",
-        fingerprint,
-        ctx.settings.parse.fingerprint_config(),
-        get_parser(ctx.settings.parse).code_version,
-        doc_ids,
-        "all",
-    )
-    Ledger(wh).finish(record, "cached")
-
-
 def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str | None) -> IngestReport:
     from flows.ingest import IngestError, ingest_flow, stages_from
 
@@ -91,22 +77,15 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     wh.remove_stale_temporaries()
     ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(force_from))
     files = discover_documents(paths)
-    fingerprint = parse_fingerprint(get_parser(settings.parse))
     hashes = {path: sha256_file(Path(path)) for path in files}
-    todo = [p for p in files if ctx.forced("parse") or not is_parsed(wh, fingerprint, hashes[p])]
-    # describe has work when a parsed document has no quote_texts under the describe fingerprint
-    describe_fp = describe_fingerprint(settings.describe, fingerprint)
-    describe_todo = [
-        p
-        for p in files
-        if wh.has_part("documents", fingerprint, hashes[p])
-        and (ctx.forced("describe") or not is_described(wh, describe_fp, hashes[p]))
-    ]
+    doc_ids = sorted(set(hashes.values()))
+    todo = parse_pending(ctx, hashes)
     report = IngestReport(ctx.run_id)
-    if not todo and not describe_todo:
+    if not todo and not describe_pending(ctx, doc_ids):
         publish_documents(ctx)  # the config may point back at outputs stored earlier
         if not index_pending(ctx):
-            _record_unchanged(wh, ctx, fingerprint, sorted(hashes.values()))
+            parse_unchanged(ctx, doc_ids)
+            describe_unchanged(ctx, doc_ids)
             index_unchanged(ctx)
             report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
             report.seconds = time.perf_counter() - started

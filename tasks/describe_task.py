@@ -77,6 +77,27 @@ def is_described(wh: Warehouse, fingerprint: str, doc_id: str) -> bool:
     return wh.has_part("quote_texts", fingerprint, doc_id)
 
 
+def describe_pending(ctx: RunContext, doc_ids: list[str]) -> list[str]:
+    """The parsed documents among `doc_ids` with no `quote_texts` under the current describe
+    fingerprint (cheap: file checks only). Documents rejected at parse have nothing to describe."""
+    wh = Warehouse(ctx.warehouse)
+    parse_fp = parse_fingerprint(get_parser(ctx.settings.parse))
+    fingerprint = describe_fingerprint(ctx.settings.describe, parse_fp)
+    return [
+        d
+        for d in doc_ids
+        if wh.has_part("documents", parse_fp, d) and (ctx.forced(STAGE) or not is_described(wh, fingerprint, d))
+    ]
+
+
+def describe_unchanged(ctx: RunContext, doc_ids: list[str]) -> None:
+    """Nothing to describe: one `cached` ledger row for the run, as parse and index record."""
+    config: DescribeConfig = ctx.settings.describe
+    fingerprint = describe_fingerprint(config, parse_fingerprint(get_parser(ctx.settings.parse)))
+    record = ctx.record(STAGE, fingerprint, config.fingerprint_config(), CODE_VERSION, doc_ids, "all")
+    Ledger(Warehouse(ctx.warehouse)).finish(record, "cached")
+
+
 class WarehouseCache:
     """Content-addressed JSON records under <root>/cache/describe/<namespace>/<fp>/<key>.json."""
 

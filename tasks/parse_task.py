@@ -44,6 +44,22 @@ def is_parsed(wh: Warehouse, fingerprint: str, doc_id: str) -> bool:
     return wh.has_part("documents", fingerprint, doc_id) or wh.has_part("rejects", fingerprint, doc_id)
 
 
+def parse_pending(ctx: RunContext, hashes: dict[str, str]) -> list[str]:
+    """The paths among `hashes` (path -> doc_id) not parsed under the current parse fingerprint."""
+    wh = Warehouse(ctx.warehouse)
+    fingerprint = parse_fingerprint(get_parser(ctx.settings.parse))
+    return [p for p, doc_id in hashes.items() if ctx.forced(STAGE) or not is_parsed(wh, fingerprint, doc_id)]
+
+
+def parse_unchanged(ctx: RunContext, doc_ids: list[str]) -> None:
+    """Nothing to parse: one `cached` ledger row for the run."""
+    parser = get_parser(ctx.settings.parse)
+    record = ctx.record(
+        STAGE, parse_fingerprint(parser), ctx.settings.parse.fingerprint_config(), parser.code_version, doc_ids, "all"
+    )
+    Ledger(Warehouse(ctx.warehouse)).finish(record, "cached")
+
+
 def rejects_table(
     fingerprint: str, run_id: str, doc_id: str, path: str, items: list[tuple[str | None, str]]
 ) -> pa.Table:
