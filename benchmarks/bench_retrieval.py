@@ -74,7 +74,8 @@ def main() -> None:
             rate = len(full) / (time.perf_counter() - started_load)
         else:
             rate = len(sample) / (time.perf_counter() - started)
-        print(f"  {spec.name:10s} {spec.kind:7s} {rate:9.1f} quotes/s")
+        kind = f"{spec.kind}/{spec.backend}" if spec.kind == "dense" else spec.kind  # which encoder was timed
+        print(f"  {spec.name:10s} {kind:18s} {rate:9.1f} quotes/s")
 
     index = open_index(wh, settings.index)
     print(f"index: {len(index.corpus)} quotes, {len(set(index.corpus.doc_ids))} documents")

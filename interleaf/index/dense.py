@@ -1,4 +1,5 @@
-"""Dense text retriever: sentence-transformers or FlagEmbedding models by id or local path.
+"""Dense text retriever: sentence-transformers or FlagEmbedding models by id or local path, or a local
+sentence-transformers folder on ONNX Runtime (`backend: onnx`, no torch).
 
 Query and passage instructions follow each family's model card (BGE, E5, GTE-Qwen / Qwen3-Embedding
 put the instruction on the query only). Vectors are L2-normalised, so a dot product is the cosine.
@@ -54,11 +55,18 @@ class _Encoder:
 
     def _load(self) -> Any:
         if self._model is None:
-            if self.spec.backend == "flagembedding":
+            # MiniLM and E5 are mean-pooled; FlagModel's CLS default silently gives wrong vectors
+            pooling = self.spec.pooling or ("mean" if self.family in ("minilm", "e5", "none") else "cls")
+            if self.spec.backend == "onnx":
+                from interleaf.index.onnx_encoder import OnnxEncoder
+
+                # the folder's own pooling config wins over the family default, as in sentence-transformers
+                self._model = OnnxEncoder(
+                    self.path, pooling=self.spec.pooling, fallback_pooling=pooling, batch_size=self.spec.batch_size
+                )
+            elif self.spec.backend == "flagembedding":
                 from FlagEmbedding import FlagModel
 
-                # MiniLM and E5 are mean-pooled; FlagModel's CLS default silently gives wrong vectors
-                pooling = self.spec.pooling or ("mean" if self.family in ("minilm", "e5", "none") else "cls")
                 self._model = FlagModel(self.path, pooling_method=pooling, use_fp16=False, devices=["cpu"])
             else:
                 from sentence_transformers import SentenceTransformer
@@ -72,7 +80,9 @@ class _Encoder:
         prefix = INSTRUCTIONS[self.family][0 if query else 1]
         model = self._load()
         texts = [prefix + t for t in texts]
-        if self.spec.backend == "flagembedding":
+        if self.spec.backend == "onnx":
+            vecs = model.encode(texts)
+        elif self.spec.backend == "flagembedding":
             vecs = model.encode(texts, batch_size=self.spec.batch_size, convert_to_numpy=True)
         else:
             vecs = model.encode(texts, batch_size=self.spec.batch_size, convert_to_numpy=True, show_progress_bar=False)

