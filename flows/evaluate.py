@@ -1,7 +1,8 @@
-"""`interleaf eval`: expand -> retrieve -> (rerank) over the ingested corpus, recall@k per scope.
+"""`interleaf eval`: expand -> retrieve -> (rerank) -> (LMM filter) over the ingested corpus, recall@k per scope.
 
-Query-time work, no Prefect: each run writes its clauses, hits, contexts and recall rows to the
-warehouse under the `eval` folder, one part per run, variant and scope.
+Query-time work, no Prefect: each run writes its clauses, hits, contexts, LMM filter verdicts (when
+`retrieve.lmm_filter.enabled`) and recall rows to the warehouse under the `eval` folder, one part per
+run, variant and scope.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from interleaf.config import Settings
 from interleaf.evaluate.recall import QAItem, counts, outcomes, read_qa, recall_table
 from interleaf.expand.registry import get_expander
 from interleaf.index.stage import LoadedIndex
-from interleaf.retrieve.protocol import Reranker
-from interleaf.retrieve.registry import get_reranker
+from interleaf.retrieve.lmm_filter import ImageLoader
+from interleaf.retrieve.protocol import ImageFilter, Reranker
+from interleaf.retrieve.registry import get_image_filter, get_reranker
 from interleaf.retrieve.stage import Question, QuestionResult, retrieve
 from tasks.context import new_run_id
 from tasks.index_task import open_index
@@ -26,7 +28,7 @@ from warehouse import Warehouse, schemas
 from warehouse.catalog import query
 
 EVAL = "eval"
-EVAL_TABLES = ("clauses", "hits", "contexts", "eval_results")
+EVAL_TABLES = ("clauses", "hits", "contexts", "image_verdicts", "eval_results")
 
 
 @dataclass
@@ -35,6 +37,8 @@ class Variant:
     retrievers: list[str] | None = None  # None: every configured one
     expand: bool = True
     rerank: bool = True
+    page_fusion: bool = True  # applied only when `retrieve.page_weight` > 0
+    lmm_filter: bool = True  # applied only when `retrieve.lmm_filter.enabled`
 
 
 @dataclass
@@ -59,6 +63,8 @@ def evaluate(
     scope: str,
     variant: Variant,
     reranker: Reranker | None,
+    image_filter: ImageFilter | None = None,
+    load_image: ImageLoader | None = None,
 ) -> tuple[EvalResult, list[QuestionResult]]:
     questions = [Question(i.id, i.question, names.get(i.doc)) for i in items]
     expander = get_expander(settings.expand) if variant.expand else None
@@ -66,11 +72,13 @@ def evaluate(
         index,
         questions,
         expander,
-        settings.retrieve,
+        settings.retrieve if variant.page_fusion else settings.retrieve.model_copy(update={"page_weight": 0.0}),
         settings.expand,
         reranker if variant.rerank else None,
         retrievers=variant.retrievers,
         scope=scope,
+        image_filter=image_filter if variant.lmm_filter else None,
+        load_image=load_image,
     )
     contexts = {r.question.id: {b: [q for q, _ in ctx] for b, ctx in r.contexts.items()} for r in results}
     outs = outcomes(index.corpus, items, names, contexts)
@@ -83,7 +91,34 @@ def evaluate(
     return EvalResult(variant.name, scope, recall_table(outs, budgets), counts(outs), misses), results
 
 
-def _rows(run_id: str, scope: str, results: list[QuestionResult], index: LoadedIndex) -> dict[str, pa.Table]:
+def image_loader(root: Path) -> ImageLoader:
+    """Crops by their `img_path`, relative to the warehouse root (the retrieve stage does no I/O)."""
+    return lambda img_path: (root / img_path).read_bytes()
+
+
+def _verdict_rows(run_id: str, scope: str, results: list[QuestionResult], image_filter: ImageFilter) -> pa.Table:
+    rows = [
+        {
+            "run_id": run_id,
+            "question_id": r.question.id,
+            "scope": scope,
+            "quote_id": v.quote_id,
+            "keep": v.keep,
+            "p_yes": v.p_yes,
+            "backend": image_filter.name,
+            "model": image_filter.model,
+            "prompt_hash": image_filter.prompt_hash,
+            "error": v.error,
+        }
+        for r in results
+        for v in r.verdicts
+    ]
+    return pa.Table.from_pylist(rows, schema=schemas.IMAGE_VERDICTS)
+
+
+def _rows(
+    run_id: str, scope: str, results: list[QuestionResult], index: LoadedIndex, image_filter: ImageFilter | None = None
+) -> dict[str, pa.Table]:
     pos = index.position
     clauses, hits, contexts = [], [], []
     for r in results:
@@ -130,11 +165,14 @@ def _rows(run_id: str, scope: str, results: list[QuestionResult], index: LoadedI
                         "score": s,
                     }
                 )
-    return {
+    tables = {
         "clauses": pa.Table.from_pylist(clauses, schema=schemas.CLAUSES),
         "hits": pa.Table.from_pylist(hits, schema=schemas.HITS),
         "contexts": pa.Table.from_pylist(contexts, schema=schemas.CONTEXTS),
     }
+    if image_filter is not None:
+        tables["image_verdicts"] = _verdict_rows(run_id, scope, results, image_filter)
+    return tables
 
 
 def _recall_rows(run_id: str, result: EvalResult, qa: str) -> pa.Table:
@@ -166,13 +204,17 @@ def run_eval(
     names = doc_ids_by_name(wh)
     index = open_index(wh, settings.index)
     reranker = get_reranker(settings.retrieve.rerank)
+    image_filter = get_image_filter(settings.retrieve.lmm_filter)  # None unless enabled
+    load_image = image_loader(wh.root)
     out = []
     for variant in variants or [Variant("full")]:
         for scope in scopes:
-            result, results = evaluate(index, settings, items, names, scope, variant, reranker)
+            result, results = evaluate(
+                index, settings, items, names, scope, variant, reranker, image_filter, load_image
+            )
             part = f"{run_id}__{variant.name}__{scope}"
             if variant.name == "full":  # the traces of ablation variants would only repeat these
-                for table, data in _rows(run_id, scope, results, index).items():
+                for table, data in _rows(run_id, scope, results, index, image_filter).items():
                     wh.write_part(table, EVAL, part, data)
             wh.write_part("eval_results", EVAL, part, _recall_rows(run_id, result, str(qa_path)))
             out.append(result)
@@ -181,14 +223,21 @@ def run_eval(
 
 
 def ablation_variants(settings: Settings) -> list[Variant]:
-    """Each retriever alone (no expansion, no rerank), then the fusion without / with each step."""
+    """Each retriever alone (its own ranking: no expansion, no page fusion, no rerank), then the
+    fusion with each step alone, then the whole pipeline.
+
+    The LMM filter, when enabled, runs in `full` only, plus a `full, no LMM filter` beside it."""
     names = [r.name for r in settings.index.retrievers]
-    variants = [Variant(f"{n} alone", [n], expand=False, rerank=False) for n in names]
-    variants += [Variant(f"{n} + expansion", [n], expand=True, rerank=False) for n in names]
+    bare = {"page_fusion": False, "rerank": False, "lmm_filter": False}
+    variants = [Variant(f"{n} alone", [n], expand=False, **bare) for n in names]
+    variants += [Variant(f"{n} + expansion", [n], expand=True, **bare) for n in names]
     variants += [
-        Variant("fused, no expansion, no rerank", None, expand=False, rerank=False),
-        Variant("fused + expansion", None, expand=True, rerank=False),
-        Variant("fused + rerank", None, expand=False, rerank=True),
-        Variant("full", None, expand=True, rerank=True),
+        Variant("fused, no expansion, no rerank", None, expand=False, **bare),
+        Variant("fused + expansion", None, expand=True, **bare),
+        Variant("fused + page fusion", None, expand=False, **(bare | {"page_fusion": True})),
+        Variant("fused + rerank", None, expand=False, **(bare | {"rerank": True})),
     ]
+    if settings.retrieve.lmm_filter.enabled:
+        variants.append(Variant("full, no LMM filter", None, lmm_filter=False))
+    variants.append(Variant("full"))
     return variants

@@ -1,13 +1,9 @@
-"""The OpenAI-compatible describer against a real HTTP server on loopback that checks each
-request as the Chat Completions API defines it and answers in its response shape."""
+"""The OpenAI-compatible describer against a real HTTP server on loopback (tests/chat_server.py) that
+checks each request as the Chat Completions API defines it and answers in its response shape."""
 
 from __future__ import annotations
 
-import base64
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,98 +12,19 @@ from interleaf.describe.config import OpenAIConfig
 from interleaf.describe.openai_describer import OpenAIDescriber
 from interleaf.describe.protocol import DescribeRequest
 from interleaf.prompts import load_prompt
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.script: list[str] = []  # per request: "ok", "500", "sleep"
-        self.requests: list[dict] = []
-        self.errors: list[str] = []
-        self.lock = threading.Lock()
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # the timeout test hangs up before the answer: a broken pipe here is expected
-
-
-class Handler(BaseHTTPRequestHandler):
-    server: Server
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _reply(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        with self.server.lock:
-            self.server.requests.append(body)
-            action = self.server.script.pop(0) if self.server.script else "ok"
-        problems = []
-        if self.path != "/v1/chat/completions":
-            problems.append(f"path {self.path}")
-        if self.headers.get("Authorization") != "Bearer test-key":
-            problems.append("auth header")
-        if body.get("model") != "qwen-vl-test":
-            problems.append("model")
-        (message,) = body["messages"]
-        parts = {p["type"]: p for p in message["content"]}
-        url = parts["image_url"]["image_url"]["url"]
-        prefix = "data:image/png;base64,"
-        if (
-            message["role"] != "user"
-            or not url.startswith(prefix)
-            or not base64.b64decode(url[len(prefix) :]).startswith(PNG_MAGIC)
-        ):
-            problems.append("image data URL")
-        if "Describe this" not in parts["text"]["text"]:
-            problems.append("prompt")
-        if problems:
-            self.server.errors.extend(problems)
-            self._reply(400, {"error": {"message": ", ".join(problems), "type": "invalid_request_error"}})
-            return
-        if action == "500":
-            self._reply(500, {"error": {"message": "overloaded", "type": "server_error"}})
-            return
-        if action == "sleep":
-            threading.Event().wait(1.0)
-        self._reply(
-            200,
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": f"A chart. {parts['text']['text'][:60]}"},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            },
-        )
+from tests.chat_server import ChatServer, running
 
 
 @pytest.fixture
-def server() -> Iterator[Server]:
-    srv = Server()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def server() -> Iterator[ChatServer]:
+    srv = ChatServer(
+        "qwen-vl-test",
+        "test-key",
+        check_text=lambda text: [] if "Describe this" in text else ["prompt"],
+        reply=lambda text, _png: f"A chart. {text[:60]}",
+    )
+    with running(srv):
+        yield srv
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +35,7 @@ def png(corpus: Path) -> bytes:
         return doc[0].get_pixmap(dpi=30).tobytes("png")
 
 
-def describer(server: Server, monkeypatch: pytest.MonkeyPatch, **overrides: object) -> OpenAIDescriber:
+def describer(server: ChatServer, monkeypatch: pytest.MonkeyPatch, **overrides: object) -> OpenAIDescriber:
     monkeypatch.setenv("TEST_VLM_KEY", "test-key")
     config = OpenAIConfig(
         base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
@@ -134,7 +51,7 @@ def requests(png: bytes, n: int) -> list[DescribeRequest]:
 
 
 def test_requests_follow_the_api_and_answers_are_read(
-    server: Server, png: bytes, monkeypatch: pytest.MonkeyPatch
+    server: ChatServer, png: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = describer(server, monkeypatch, concurrency=3).describe(requests(png, 5))
     assert server.errors == []
@@ -144,28 +61,28 @@ def test_requests_follow_the_api_and_answers_are_read(
     assert "page 3" in out[2].text  # answers stay in request order despite the thread pool
 
 
-def test_retries_a_500_then_succeeds(server: Server, png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retries_a_500_then_succeeds(server: ChatServer, png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     server.script = ["500", "500", "ok"]
     (out,) = describer(server, monkeypatch, retries=2).describe(requests(png, 1))
     assert out.text and out.error is None
     assert len(server.requests) == 3
 
 
-def test_retries_are_bounded(server: Server, png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retries_are_bounded(server: ChatServer, png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     server.script = ["500"] * 5
     (out,) = describer(server, monkeypatch, retries=1).describe(requests(png, 1))
     assert out.text is None and "HTTP 500" in out.error and "2 attempts" in out.error
     assert len(server.requests) == 2
 
 
-def test_timeout_becomes_a_reject(server: Server, png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_timeout_becomes_a_reject(server: ChatServer, png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     server.script = ["sleep", "sleep"]
     (out,) = describer(server, monkeypatch, timeout_s=0.2, retries=1).describe(requests(png, 1))
     assert out.text is None and out.error.startswith("timeout")
 
 
 def test_ingest_uses_the_server_by_config_alone(
-    server: Server, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+    server: ChatServer, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`describer: openai` in config, no code change: the ingest flow sends every image quote."""
     from tests.conftest import run_cli, sql_rows

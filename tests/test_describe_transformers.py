@@ -1,4 +1,4 @@
-"""The transformers describer end to end on a tiny Qwen2.5-VL built here: real config class,
+"""The transformers describer end to end on a tiny Qwen2.5-VL (tests/tiny_models.py): real config class,
 a BPE tokenizer carrying Qwen's special tokens and chat template, Qwen's image processor, random
 weights; saved to a folder and loaded back through the backend by path, as a real model is."""
 
@@ -15,96 +15,14 @@ from interleaf.describe.protocol import DescribeRequest
 from interleaf.describe.registry import get_describer
 from interleaf.describe.transformers_describer import TransformersDescriber
 from interleaf.prompts import load_prompt
+from tests.tiny_models import build_qwen2_5_vl
 
 os.environ["HF_HUB_OFFLINE"] = "1"
-SPECIAL = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|vision_start|>",
-    "<|vision_end|>",
-    "<|image_pad|>",
-    "<|video_pad|>",
-]
-CHAT_TEMPLATE = (
-    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
-    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for c in message['content'] %}"
-    "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
-    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 
 
 @pytest.fixture(scope="module")
 def tiny_qwen(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import (
-        PreTrainedTokenizerFast,
-        Qwen2_5_VLConfig,
-        Qwen2_5_VLForConditionalGeneration,
-        Qwen2_5_VLProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
-    )
-
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("tiny-qwen25vl")
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    bpe.train_from_iterator([load_prompt("describe_image").text, "user assistant system figure table chart"], trainer)
-    ids = {s: bpe.token_to_id(s) for s in SPECIAL}
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    tokenizer.chat_template = CHAT_TEMPLATE
-    config = Qwen2_5_VLConfig(
-        text_config={
-            "vocab_size": bpe.get_vocab_size(),
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "max_position_embeddings": 4096,
-            # transformers 5 names it rope_parameters; mrope sections sum to head_dim / 2 = 8
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
-        },
-        vision_config={
-            "depth": 2,
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "num_heads": 4,
-            "out_hidden_size": 64,
-            "fullatt_block_indexes": [1],
-            "window_size": 112,
-            "patch_size": 14,
-            "spatial_merge_size": 2,
-            "temporal_patch_size": 2,
-        },
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-        eos_token_id=ids["<|im_end|>"],
-        pad_token_id=ids["<|endoftext|>"],
-    )
-    model = Qwen2_5_VLForConditionalGeneration(config)
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    # Random weights: keep them off the special tokens, so that the 8 generated tokens decode to text.
-    model.generation_config.suppress_tokens = list(ids.values())
-    model.save_pretrained(folder)
-    processor = Qwen2_5_VLProcessor(
-        image_processor=Qwen2VLImageProcessor(),
-        tokenizer=tokenizer,
-        video_processor=Qwen2VLVideoProcessor(),
-        chat_template=CHAT_TEMPLATE,
-    )
-    processor.save_pretrained(folder)
-    return folder
+    return build_qwen2_5_vl(tmp_path_factory.mktemp("tiny-qwen25vl"), [load_prompt("describe_image").text])
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from interleaf.retrieve.fusion import Hit, apply_quota, rrf
+from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
 from interleaf.retrieve.lexical import LexicalReranker
+from tests.tiny_models import build_cross_encoder
 
 
 def test_rrf_max_keeps_a_top_hit_of_one_clause_above_middling_ones() -> None:
@@ -19,6 +20,16 @@ def test_rrf_max_keeps_a_top_hit_of_one_clause_above_middling_ones() -> None:
 def test_rrf_weights_retrievers() -> None:
     hits = [Hit(0, "a", "x", 1, 1.0), Hit(0, "b", "y", 1, 1.0)]
     assert rrf(hits, {"a": 0.5, "b": 1.0}, {}, 20)[0][0] == "y"
+
+
+def test_page_fusion_lifts_the_other_quotes_of_a_page_with_several_strong_hits() -> None:
+    names = ["table", "lone", "para", "caption", "near"]
+    ranking = [(q, 1 / (10 + rank)) for rank, q in enumerate(names, start=1)]  # an RRF ranking, k = 10
+    page_of = {"table": ("d", 9), "para": ("d", 9), "near": ("d", 9), "lone": ("d", 2), "caption": ("d", 5)}
+    fused = [q for q, _ in page_fusion(ranking, page_of, k=10, weight=0.5)]
+    assert fused.index("near") < fused.index("caption")  # page 9 holds three hits, page 5 one
+    assert fused[:2] == ["table", "lone"]  # a page prior re-orders neighbours; it does not bury a top hit
+    assert page_fusion(ranking, page_of, k=10, weight=0.0) == ranking
 
 
 def test_quota_caps_each_modality_and_spills_when_one_runs_short() -> None:
@@ -38,39 +49,7 @@ def test_lexical_reranker_prefers_the_passage_with_the_cues() -> None:
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny-ce")
-    words = [
-        "[PAD]",
-        "[UNK]",
-        "[CLS]",
-        "[SEP]",
-        "[MASK]",
-        "table",
-        "figure",
-        "model",
-        "score",
-        "the",
-        "of",
-        "a",
-        "f1",
-        "gain",
-        "text",
-    ]
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(words) + "\n")
-    BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(folder)
-    config = BertConfig(
-        vocab_size=len(words),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-    )
-    BertForSequenceClassification(config).save_pretrained(folder)
-    return folder
+    return build_cross_encoder(tmp_path_factory.mktemp("tiny-ce"))
 
 
 @pytest.mark.parametrize("backend", ["cross-encoder", "flag"])

@@ -7,6 +7,7 @@ shapes, caching, averaging, prompt rendering, parsing), never quality.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 WORDS = [
     "the figure table chart model score recall accuracy document page report value percent year",
@@ -118,4 +119,154 @@ def build_causal_lm(folder: Path, corpus: list[str], seed: int = 0) -> Path:
         tie_word_embeddings=True,
     )
     Qwen2ForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def _wordpiece_tokenizer(folder: Path, words: list[str], lowercase: bool = False) -> int:
+    """A BertTokenizerFast over `words` (special tokens first), saved with its tokenizer.json; the vocabulary size."""
+    from transformers import BertTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    BertTokenizerFast(vocab_file=str(vocab), do_lower_case=lowercase).save_pretrained(folder)
+    return len(words) + 5
+
+
+def _bert_config(vocab_size: int, **overrides: Any) -> Any:
+    from transformers import BertConfig
+
+    shape = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    return BertConfig(vocab_size=vocab_size, **(shape | overrides))
+
+
+def build_cross_encoder(folder: Path, seed: int = 0) -> Path:
+    """A random 2-layer BertForSequenceClassification (num_labels=1) with a WordPiece vocabulary:
+    loads in sentence-transformers `CrossEncoder(dir)` and FlagEmbedding `FlagReranker(dir)`."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    size = _wordpiece_tokenizer(folder, ["table", "figure", "model", "score", "the", "of", "a", "f1", "gain", "text"])
+    torch.manual_seed(seed)
+    BertForSequenceClassification(_bert_config(size, num_labels=1)).save_pretrained(folder)
+    return folder
+
+
+def build_sentence_bert(folder: Path, pooling: str, act: str = "gelu", max_seq_length: int = 48) -> Path:
+    """A random 2-layer BERT with a WordPiece tokenizer, saved as a sentence-transformers folder
+    (Transformer + Pooling modules). Large random weights, so that a wrong op shows in the vectors."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    from transformers import BertModel
+
+    torch.manual_seed(0)
+    hf = folder.parent / f"{folder.name}-hf"
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+    words = [*letters, *(f"##{c}" for c in letters)]
+    words += ["the", "of", "and", "to", "in", "retrieval", "passage", "question", "dense", "##s", "##ing"]
+    size = _wordpiece_tokenizer(hf, words, lowercase=True)
+    config = _bert_config(size, max_position_embeddings=64, hidden_act=act, initializer_range=0.5)
+    BertModel(config).save_pretrained(hf)
+    transformer = Transformer(str(hf), max_seq_length=max_seq_length)
+    modules = [transformer, Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling)]
+    SentenceTransformer(modules=modules, device="cpu").save(str(folder))
+    return folder
+
+
+QWEN_VL_SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
+QWEN_VL_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for c in message['content'] %}"
+    "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+# The LMM filter reads P(yes) from the logits of these answer words: each must be one token.
+ANSWER_WORDS = ["yes", "no", "Yes", "No"]
+
+
+def build_qwen2_5_vl(folder: Path, corpus_texts: list[str], seed: int = 0) -> Path:
+    """A 2-layer Qwen2.5-VL (real config, model, image/video processor and processor classes, random
+    weights) with a byte-level BPE tokenizer trained on `corpus_texts` that carries Qwen's special
+    tokens, its chat template, and "yes" / "no" / "Yes" / "No" as single tokens; saved to `folder`,
+    loadable by AutoProcessor / AutoModelForImageTextToText."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import (
+        PreTrainedTokenizerFast,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    torch.manual_seed(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=QWEN_VL_SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    # each answer word alone and often, so BPE merges it whole (as an answer's first word: no leading space)
+    bpe.train_from_iterator([*corpus_texts, "user assistant system figure table chart", *ANSWER_WORDS * 200], trainer)
+    for word in ANSWER_WORDS:
+        assert len(bpe.encode(word).ids) == 1, f"tiny tokenizer split {word!r}"
+    ids = {s: bpe.token_to_id(s) for s in QWEN_VL_SPECIAL}
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = QWEN_VL_CHAT_TEMPLATE
+    config = Qwen2_5_VLConfig(
+        text_config={
+            "vocab_size": bpe.get_vocab_size(),
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 4096,
+            # transformers 5 names it rope_parameters; mrope sections sum to head_dim / 2 = 8
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+        },
+        vision_config={
+            "depth": 2,
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_heads": 4,
+            "out_hidden_size": 64,
+            "fullatt_block_indexes": [1],
+            "window_size": 112,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        eos_token_id=ids["<|im_end|>"],
+        pad_token_id=ids["<|endoftext|>"],
+    )
+    model = Qwen2_5_VLForConditionalGeneration(config)
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    # Random weights: keep them off the special tokens, so that generated tokens decode to text.
+    model.generation_config.suppress_tokens = list(ids.values())
+    model.save_pretrained(folder)
+    processor = Qwen2_5_VLProcessor(
+        image_processor=Qwen2VLImageProcessor(),
+        tokenizer=tokenizer,
+        video_processor=Qwen2VLVideoProcessor(),
+        chat_template=QWEN_VL_CHAT_TEMPLATE,
+    )
+    processor.save_pretrained(folder)
     return folder

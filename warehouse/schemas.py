@@ -240,6 +240,23 @@ QUOTE_TEXTS = pa.schema(
 )
 TABLES["quote_texts"] = QUOTE_TEXTS
 
+# retrieve stage, LMM filter (dochaystack-vrag §4): one row per image quote a VLM was asked about.
+IMAGE_VERDICTS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),  # doc, corpus
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("keep", pa.bool_()),  # the answer: yes / no; null when the call failed or was unreadable
+        pa.field("p_yes", pa.float32()),  # transformers: P(yes) over the yes/no answer tokens
+        pa.field("backend", pa.string(), nullable=False),  # transformers, openai
+        pa.field("model", pa.string()),
+        pa.field("prompt_hash", pa.string(), nullable=False),
+        pa.field("error", pa.string()),
+    ]
+)
+TABLES["image_verdicts"] = IMAGE_VERDICTS
+
 
 def markdown() -> str:
     """The tables and their columns, as the README lists them."""

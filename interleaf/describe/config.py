@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from interleaf.vlm.config import ChatServerConfig, QwenVLConfig
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,32 +47,14 @@ class OcrConfig(Strict):
         return {**self.model_dump(exclude={"rapidocr", "paddleocr"}), self.backend: backend}
 
 
-class TransformersConfig(Strict):
-    model: str = "Qwen/Qwen2.5-VL-3B-Instruct"  # hub id or local folder
-    device: str = "cpu"
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    batch_size: int = Field(4, ge=1)
+class TransformersConfig(QwenVLConfig):
     max_new_tokens: int = Field(512, ge=1)
-    min_pixels: int = Field(64 * 28 * 28, ge=28 * 28)
-    max_pixels: int = Field(1024 * 28 * 28, ge=28 * 28)
 
     def fingerprint_config(self) -> dict[str, Any]:
         return self.model_dump(exclude={"device", "batch_size"})
 
 
-class OpenAIConfig(Strict):
-    """Any OpenAI-compatible Chat Completions server: vLLM, SGLang, Ollama, a hosted API."""
-
-    base_url: str = "http://127.0.0.1:8000/v1"
-    model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
-    api_key_env: str = "OPENAI_API_KEY"  # the key is read from this variable, never from config
-    concurrency: int = Field(4, ge=1, le=256)
-    timeout_s: float = Field(120.0, gt=0)
-    retries: int = Field(3, ge=0, le=10)  # on 429, 5xx and transport errors
-    backoff_s: float = Field(1.0, ge=0)  # doubled after each retry
-    max_tokens: int = Field(512, ge=1)
-    temperature: float = Field(0.0, ge=0, le=2)
-
+class OpenAIConfig(ChatServerConfig):
     def fingerprint_config(self) -> dict[str, Any]:
         return self.model_dump(include={"base_url", "model", "max_tokens", "temperature"})
 

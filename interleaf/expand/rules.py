@@ -16,7 +16,9 @@ from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 
 _REFERENCE = re.compile(
-    r"\b(?:Table|Fig(?:ure)?\.?|Section|Sec\.|Chapter|Appendix|Eq(?:uation)?\.?|Page)\s*[0-9IVX]+(?:\.[0-9]+)*\b", re.I
+    r"\b(?:Table|Fig(?:ure)?\.?|Section|Sec\.|Chapter|Appendix|Eq(?:uation)?\.?|Page|Example|Listing)\s*"
+    r"[0-9IVX]+(?:[.\-–][0-9]+)*\b",  # "Table 5", "Section 5.4", "Table 2-2" (chapter-numbered, as in manuals)
+    re.I,
 )
 _NUMBER = re.compile(r"(?<![\w.])[0-9]+(?:[.,][0-9]+)*%?")
 _QUOTED = re.compile(r"[\"“']([^\"”']{3,80})[\"”']")

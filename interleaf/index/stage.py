@@ -70,6 +70,9 @@ class LoadedIndex:
     def __post_init__(self) -> None:
         self.position = {q: i for i, q in enumerate(self.corpus.quote_ids)}
         self.modalities = self.corpus.modalities  # computed once: a query must not walk the corpus
+        self.page_of = {
+            q: (d, p) for q, d, p in zip(self.corpus.quote_ids, self.corpus.doc_ids, self.corpus.page_idx, strict=True)
+        }
         self._doc_ids = np.asarray(self.corpus.doc_ids)
         self._masks: dict[str | None, np.ndarray] = {}
 

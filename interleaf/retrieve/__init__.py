@@ -1,1 +1,1 @@
-"""Retrieve stage: retrievers x clauses -> hits -> weighted RRF -> (rerank) -> modality quotas."""
+"""Retrieve stage: retrievers x clauses -> hits -> weighted RRF -> (rerank) -> (LMM filter) -> modality quotas."""

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from interleaf.vlm.config import ChatServerConfig, QwenVLConfig
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -20,12 +22,24 @@ class RerankConfig(Strict):
     blend: float = Field(0.5, ge=0, le=1)
 
 
+class FilterOpenAIConfig(ChatServerConfig):
+    max_tokens: int = Field(4, ge=1)  # "Yes." is two tokens; a longer answer is not read past its first word
+
+
 class LMMFilterConfig(Strict):
-    """V-RAG's LMM filter: ask a VLM "Can this image provide answers to this question?" per image."""
+    """V-RAG's LMM filter (dochaystack-vrag §4 LMM-filter module): each image quote in the ranking's
+    head goes to a VLM with "Can this image provide answers to this question? Respond only with yes
+    or no"; those answered no leave the ranking before the modality quotas cut the contexts."""
 
     enabled: bool = False
-    model: str | None = None
-    top_m: int = Field(20, ge=1)
+    backend: Literal["transformers", "openai"] = "transformers"
+    prompt: str = "lmm_filter"  # prompts/<name>.md, placeholder {{ question }}
+    top_m: int = Field(60, ge=1)  # head of the fused (+ reranked) ranking looked at; V-RAG's m = 60
+    threshold: float = Field(0.5, ge=0, le=1)  # transformers: keep when P(yes) >= threshold
+    # a failed call or an unreadable answer: keep the candidate, so an outage cannot remove evidence
+    on_error: Literal["keep", "drop"] = "keep"
+    transformers: QwenVLConfig = QwenVLConfig()  # scored by P(yes) in one forward pass
+    openai: FilterOpenAIConfig = FilterOpenAIConfig()
 
 
 class RetrieveConfig(Strict):
@@ -33,6 +47,7 @@ class RetrieveConfig(Strict):
     depth: int = Field(50, ge=1)  # hits kept per retriever x clause
     rrf_k: float = Field(10.0, gt=0)  # Cormack et al. use 60; 10 measured best here (qa_dev, with describe text)
     clause_fusion: Literal["max", "sum"] = "max"  # how one retriever's clause lists combine
+    page_weight: float = Field(0.5, ge=0)  # weight of the page's own rank in the fusion (0: off)
     # context size -> [images, texts]; MMDocRAG §4.8: 15 = 5 + 10, 20 = 8 + 12
     quotas: dict[int, tuple[int, int]] = {5: (2, 3), 10: (4, 6), 15: (5, 10), 20: (8, 12)}
     budgets: list[int] = [5, 10, 15, 20]

@@ -40,6 +40,26 @@ def rrf(
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def page_fusion(
+    ranking: list[tuple[str, float]], page_of: dict[str, tuple[str, int]], k: float, weight: float, depth: int = 50
+) -> list[tuple[str, float]]:
+    """Add the rank of each quote's page to its score, as one more list in the reciprocal-rank sum.
+
+    Evidence clusters: a page holding several strong hits (a table, the paragraph citing it) is
+    likely the page the answer is on, and its other quotes ("the surrounding text") deserve a
+    place above lone hits elsewhere. Pages are ranked by the summed scores of their quotes among
+    the first `depth` of the ranking.
+    """
+    if weight <= 0 or not ranking:
+        return ranking
+    page_score: dict[tuple[str, int], float] = defaultdict(float)
+    for quote_id, score in ranking[:depth]:
+        page_score[page_of[quote_id]] += score
+    page_rank = {page: r for r, page in enumerate(sorted(page_score, key=lambda p: -page_score[p]), start=1)}
+    fused = [(q, s + (weight / (k + page_rank[page_of[q]]) if page_of[q] in page_rank else 0.0)) for q, s in ranking]
+    return sorted(fused, key=lambda kv: (-kv[1], kv[0]))
+
+
 def apply_quota(
     ranked: list[tuple[str, float]], modality: dict[str, str], budget: int, quota: tuple[int, int] | None
 ) -> list[tuple[str, float]]:

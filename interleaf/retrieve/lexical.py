@@ -34,5 +34,5 @@ class LexicalReranker:
 
 
 def _contains(text: str, cue: str) -> bool:
-    # whole-token match: "5" must not match "15" nor "Table 5" match "Table 50"
-    return re.search(rf"(?<![\w.]){re.escape(cue)}(?![\w]|\.\d)", text) is not None
+    # whole-token match: "5" must not match "15", nor "Table 5" match "Table 50", "Table 5.1" or "Table 5-1"
+    return re.search(rf"(?<![\w.]){re.escape(cue)}(?![\w]|[.\-–]\d)", text) is not None

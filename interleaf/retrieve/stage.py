@@ -2,7 +2,8 @@
 
 Every (retriever, clause) pair keeps its own ranked hits, so recall can be traced to the clause
 and the retriever that found a quote. Fusion is weighted RRF; an optional reranker re-orders the
-fused head; modality quotas cut the context (MMDocRAG §4.8: 20 quotes = 8 images + 12 texts).
+fused head; an optional LMM filter drops the head's image quotes a VLM judges unable to answer
+(lmm_filter.py, V-RAG); modality quotas cut the context (MMDocRAG §4.8: 20 quotes = 8 images + 12 texts).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from interleaf.expand.protocol import Clause, Expander
 from interleaf.index.bm25 import tokenize
 from interleaf.index.stage import LoadedIndex
 from interleaf.retrieve.config import RetrieveConfig
-from interleaf.retrieve.fusion import Hit, apply_quota, rrf
-from interleaf.retrieve.protocol import Reranker
+from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
+from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
+from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class QuestionResult:
     hits: list[Hit]
     ranking: list[tuple[str, float]]  # fused (and reranked) quote ids, best first
     contexts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # budget -> context
+    verdicts: list[Verdict] = field(default_factory=list)  # LMM filter, on the head's image quotes
 
 
 def quota_for(config: RetrieveConfig, budget: int) -> tuple[int, int]:
@@ -95,6 +98,8 @@ def retrieve(
     reranker: Reranker | None = None,
     retrievers: list[str] | None = None,
     scope: str | None = None,
+    image_filter: ImageFilter | None = None,
+    load_image: ImageLoader | None = None,
 ) -> list[QuestionResult]:
     scope = scope or config.scope
     names = retrievers or list(index.retrievers)
@@ -111,6 +116,10 @@ def retrieve(
     for r in results:
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
+        if image_filter is not None:  # V-RAG's LMM filter: image quotes judged "no" leave before the quotas
+            r.ranking, r.verdicts = filter_ranking(
+                index, r.question.text, r.ranking, image_filter, load_image, config.lmm_filter
+            )
         modality = {q: index.modalities[index_pos] for index_pos, q in _positions(index, r.ranking)}
         r.contexts = {b: apply_quota(r.ranking, modality, b, quota_for(config, b)) for b in config.budgets}
     return results
@@ -143,6 +152,7 @@ def _run(
         ]
         offset += len(cs)
         ranking = rrf(hits, index.weights, {i: c.weight for i, c in enumerate(cs)}, config.rrf_k, config.clause_fusion)
+        ranking = page_fusion(ranking, index.page_of, config.rrf_k, config.page_weight, config.depth)
         results.append(QuestionResult(q, cs, hits, ranking))
     return results
 

@@ -1,0 +1,81 @@
+"""Qwen2.5-VL (any size; hub id or local folder) through transformers: loading and model inputs.
+
+Shared by the describer (generation) and the LMM filter (one forward pass). The path of Qwen2.5-VL's
+model card: AutoProcessor + AutoModelForImageTextToText, and `qwen_vl_utils.process_vision_info`
+resizing each crop within the configured pixel budget.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from interleaf.vlm.config import QwenVLConfig
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class QwenVL:
+    """The processor and model, loaded once on first use. `lock` serialises calls: one model is
+    shared by whatever threads the caller runs, and a forward pass already uses every core."""
+
+    def __init__(self, settings: QwenVLConfig) -> None:
+        self.settings = settings
+        self.lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+
+    def load(self) -> tuple[Any, Any]:
+        if self._loaded is None:
+            import torch
+            from transformers import AutoModelForImageTextToText, AutoProcessor
+
+            s = self.settings
+            dtype = "auto" if s.dtype == "auto" else getattr(torch, s.dtype)
+            # Crops are resized by process_vision_info (min/max_pixels per image, below), not here.
+            processor = AutoProcessor.from_pretrained(s.model)
+            # left padding: in a batch, every sequence's last position is its own last prompt token,
+            # where generation continues and where the filter reads its yes/no logits
+            processor.tokenizer.padding_side = "left"
+            model = AutoModelForImageTextToText.from_pretrained(s.model, dtype=dtype)
+            model.to(s.device).eval()
+            self._loaded = (processor, model)
+        return self._loaded
+
+    def messages(self, png: bytes, text: str) -> list[dict[str, Any]]:
+        """One user turn: the image, then the text."""
+        from PIL import Image
+
+        image = Image.open(io.BytesIO(png)).convert("RGB")
+        s = self.settings
+        content = [
+            {"type": "image", "image": image, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels},
+            {"type": "text", "text": text},
+        ]
+        return [{"role": "user", "content": content}]
+
+    def inputs(self, conversations: list[list[dict[str, Any]]]) -> Any:
+        """The batch's model inputs (token ids, attention mask, pixel values, grid sizes) on the model's
+        device, each conversation ending with the assistant's generation prompt."""
+        from qwen_vl_utils import process_vision_info
+
+        processor, model = self.load()
+        texts = [processor.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in conversations]
+        images, _videos = process_vision_info(conversations)
+        return processor(text=texts, images=images, padding=True, return_tensors="pt").to(model.device)
+
+    def run_batches(self, items: Sequence[T], size: int, fn: Callable[[Sequence[T]], list[R]]) -> list[R | Exception]:
+        """`fn` over consecutive batches of `items`, one batch at a time under the lock; a batch that
+        raises (an unreadable crop, out of memory) gives its exception to each of its items, so a
+        failure stays per item and the caller decides what it means."""
+        out: list[R | Exception] = []
+        for start in range(0, len(items), size):
+            batch = items[start : start + size]
+            try:
+                with self.lock:
+                    out.extend(fn(batch))
+            except Exception as exc:
+                out.extend(exc for _ in batch)
+        return out
