@@ -89,6 +89,14 @@ def test_legend_and_panel_titles_join_their_figure_but_body_text_does_not() -> N
     assert figure.bbox == (50, 88, 550, 266)  # the crop holds its legend and panel titles
 
 
+def test_running_heads_touching_a_full_page_table_stay_apart() -> None:
+    table = rg.Block("table", 67, 67, 559, 767, 0.95)  # a manual's table, header to footer
+    table.words = line(80, 100, "Code Meaning", block_no=1)
+    head = worded("header", line(315, 52, "2.3 Terminal Responses", block_no=2))
+    foot = worded("text", line(436, 764, "for Official Use Only", block_no=3))
+    assert rg.absorb_float_labels([table, head, foot]) == [table, head, foot]
+
+
 def test_two_column_reading_order_with_a_full_width_band() -> None:
     title = block("title", 100, 50, 500, 80)
     left_top, left_bottom = block("text", 50, 100, 290, 300), block("text", 50, 310, 290, 500)

@@ -309,9 +309,10 @@ def absorb_float_labels(
     """Text the layout model left outside a figure or table that belongs to it:
     - unnumbered text between the float and its own numbered caption (a legend, a units line):
       the caption closes the float, so nothing in between can be body text;
-    - one-line labels touching the float's edge (panel titles over a row of charts): typesetting
-      leaves a gap of a line or more between a float and the body text, never `touch` points; a
-      line taller than `label_height` is a heading, not a label.
+    - one-line labels touching a figure's edge (panel titles over a row of charts): typesetting
+      leaves a gap of a line or more between a figure and the body text, never `touch` points; a
+      line taller than `label_height` is a heading, not a label. Not for tables, which in manuals
+      fill the page from header to footer, and not for blocks labelled header (page furniture).
     The float's box grows to hold them and its text is read again."""
     absorbed: set[int] = set()
     for t in blocks:
@@ -328,14 +329,16 @@ def absorb_float_labels(
 
 
 def _belongs_to(b: Block, t: Block, slack: float, touch: float, label_height: float) -> bool:
-    if b is t or b.kind not in ("text", "caption", "header") or CAPTION_PREFIX.match(b.text) or not b.words:
+    if b is t or b.kind not in ("text", "caption") or CAPTION_PREFIX.match(b.text) or not b.words:
         return False
-    if t.caption_box is not None and CAPTION_PREFIX.match(t.caption or "") and b.kind != "header":
+    if t.caption_box is not None and CAPTION_PREFIX.match(t.caption or ""):
         cx0, cy0, cx1, cy1 = t.caption_box
         low, high = (t.y1, cy0) if cy0 >= t.y1 - slack else (cy1, t.y0)
         within_x = b.x0 >= min(t.x0, cx0) - slack and b.x1 <= max(t.x1, cx1) + slack
         if within_x and b.y0 >= low - slack and b.y1 <= high + slack:
             return True
+    if t.kind != "figure":
+        return False
     one_line = len({(w.block, w.line) for w in b.words}) == 1 and b.height <= label_height
     gap = max(t.y0 - b.y1, b.y0 - t.y1)
     return one_line and -slack <= gap <= touch and b.x0 >= t.x0 - slack and b.x1 <= t.x1 + slack
