@@ -58,24 +58,38 @@ def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float, list[s
     return pages, time.perf_counter() - started, rejected
 
 
-def _tree_memory(root: psutil.Process) -> tuple[int, int]:
-    """(summed RSS, summed PSS) of a process and its children. RSS counts pages shared between
-    the forked page workers once per process; PSS splits them, so its sum is the real footprint."""
+def _role(proc: psutil.Process, root: psutil.Process) -> str:
+    if proc.pid == root.pid:
+        return "ingest process"
+    cmdline = " ".join(proc.cmdline())
+    if "forkserver" in cmdline:
+        return "page workers"  # the forkserver and the workers it forked
+    return "Prefect server" if "uvicorn" in cmdline or "prefect" in cmdline else "other"
+
+
+def _tree_memory(root: psutil.Process) -> tuple[int, int, dict[str, int]]:
+    """(summed RSS, summed PSS, PSS by role) of a process and its children. RSS counts pages shared
+    between the forked page workers once per process; PSS splits them, so its sum is the real footprint."""
     rss = pss = 0
+    roles: dict[str, int] = {}
     try:
         procs = [root, *root.children(recursive=True)]
     except psutil.Error:
-        return 0, 0
+        return 0, 0, roles
     for p in procs:
         with contextlib.suppress(psutil.Error):
             info = p.memory_full_info()
             rss += info.rss
-            pss += getattr(info, "pss", info.rss)
-    return rss, pss
+            share = getattr(info, "pss", info.rss)
+            pss += share
+            role = _role(p, root)
+            roles[role] = roles.get(role, 0) + share
+    return rss, pss, roles
 
 
-def peak_memory_of_ingest(pdf: Path) -> tuple[float, float, float]:
-    """Peak summed RSS and PSS (MB) of a real `interleaf ingest` of `pdf`, and its seconds."""
+def peak_memory_of_ingest(pdf: Path) -> tuple[float, float, float, dict[str, float]]:
+    """Peak summed RSS and PSS (MB) of a real `interleaf ingest` of `pdf`, its seconds, and the PSS
+    (MB) of each kind of process at the PSS peak."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "INTERLEAF_WAREHOUSE": f"{tmp}/wh", "PREFECT_HOME": f"{tmp}/prefect"}
         started = time.perf_counter()
@@ -86,14 +100,17 @@ def peak_memory_of_ingest(pdf: Path) -> tuple[float, float, float]:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        root, peak_rss, peak_pss = psutil.Process(proc.pid), 0, 0
+        root, peak_rss, peak_pss, at_peak = psutil.Process(proc.pid), 0, 0, {}
         while proc.poll() is None:
-            rss, pss = _tree_memory(root)
-            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+            rss, pss, roles = _tree_memory(root)
+            peak_rss = max(peak_rss, rss)
+            if pss > peak_pss:
+                peak_pss, at_peak = pss, roles
             time.sleep(0.2)
         if proc.returncode != 0:
             raise SystemExit(f"ingest of {pdf} failed with exit code {proc.returncode}")
-        return peak_rss / 2**20, peak_pss / 2**20, time.perf_counter() - started
+        by_role = {role: v / 2**20 for role, v in at_peak.items()}
+        return peak_rss / 2**20, peak_pss / 2**20, time.perf_counter() - started, by_role
 
 
 def main() -> None:
@@ -135,11 +152,12 @@ def main() -> None:
         )
     big = args.corpus / "scale" / BIG
     if big.exists():
-        rss_mb, pss_mb, seconds = peak_memory_of_ingest(big)
+        rss_mb, pss_mb, seconds, by_role = peak_memory_of_ingest(big)
         print(
             f"peak memory ingesting {BIG} (process tree): PSS {pss_mb:.0f} MB, RSS summed {rss_mb:.0f} MB "
             f"(target < 1536 MB); {seconds:.1f} s end to end"
         )
+        print("  PSS at the peak: " + ", ".join(f"{role} {mb:.0f} MB" for role, mb in sorted(by_role.items())))
 
 
 if __name__ == "__main__":

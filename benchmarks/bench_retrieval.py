@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,22 @@ from warehouse import Warehouse  # noqa: E402
 def percentiles(samples: list[float]) -> str:
     ms = np.asarray(samples) * 1000
     return f"p50 {np.percentile(ms, 50):7.1f} ms   p95 {np.percentile(ms, 95):7.1f} ms   (n={len(ms)})"
+
+
+def compare_with_sentence_transformers(spec: Any, sample: Any, onnx_rows: Any, onnx_rate: float) -> None:
+    """The same sample through sentence-transformers (torch): its rate, and how far the vectors differ."""
+    reference = get_retriever(spec.model_copy(update={"backend": "sentence-transformers"}))
+    reference.encode(sample.subset([0]), None, "")  # model load is not the rate
+    started = time.perf_counter()
+    rows = reference.encode(sample, None, "")
+    rate = len(sample) / (time.perf_counter() - started)
+    ours = np.asarray(onnx_rows.column("vector").to_pylist(), dtype=np.float32)
+    theirs = np.asarray(rows.column("vector").to_pylist(), dtype=np.float32)
+    cosine = (ours * theirs).sum(axis=1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1))
+    print(
+        f"  {spec.name:10s} {'dense/sentence-tr.':18s} {rate:9.1f} quotes/s   onnx / sentence-transformers "
+        f"{onnx_rate / rate:.2f}x, min cosine {cosine.min():.7f}"
+    )
 
 
 def main() -> None:
@@ -66,7 +83,7 @@ def main() -> None:
         retriever = get_retriever(spec)
         retriever.encode(full.subset([0]), None, str(wh.root))  # model load is not the rate
         started = time.perf_counter()
-        retriever.encode(sample, None, str(wh.root))
+        sample_rows = retriever.encode(sample, None, str(wh.root))
         if spec.kind == "bm25":
             started_load = time.perf_counter()
             rows = retriever.encode(full, None, str(wh.root))
@@ -76,6 +93,8 @@ def main() -> None:
             rate = len(sample) / (time.perf_counter() - started)
         kind = f"{spec.kind}/{spec.backend}" if spec.kind == "dense" else spec.kind  # which encoder was timed
         print(f"  {spec.name:10s} {kind:18s} {rate:9.1f} quotes/s")
+        if spec.kind == "dense" and spec.backend == "onnx":
+            compare_with_sentence_transformers(spec, sample, sample_rows, rate)
 
     index = open_index(wh, settings.index)
     print(f"index: {len(index.corpus)} quotes, {len(set(index.corpus.doc_ids))} documents")
