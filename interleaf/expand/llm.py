@@ -15,7 +15,7 @@ from typing import Any
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 from interleaf.expand.rules import RulesExpander, dedupe
-from interleaf.index.bm25 import tokenize
+from interleaf.text.tokens import tokenize
 from interleaf.prompts import load_prompt
 
 _QUOTED = re.compile(r'"([^"\n]{3,200})"')

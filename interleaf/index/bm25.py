@@ -4,7 +4,6 @@ texts at load time: bm25s indexes 50k passages in under a second, cheaper than s
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 import bm25s
@@ -13,61 +12,8 @@ import pyarrow as pa
 
 from interleaf.index.config import RetrieverConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
+from interleaf.text.tokens import tokenize
 from warehouse import schemas
-
-# Keep numbers with their decimals and percent signs ("53.7", "8.4%"): evidence is often a number.
-_TOKEN = re.compile(r"[0-9]+(?:[.,][0-9]+)*%?|[^\W_]+", re.UNICODE)
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "with",
-        "how",
-        "does",
-        "do",
-        "did",
-        "their",
-        "there",
-        "these",
-        "those",
-        "than",
-        "then",
-        "into",
-        "about",
-        "according",
-    ]
-)
-
-
-def tokenize(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.casefold()) if t not in STOPWORDS]
-
 
 @functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:

@@ -12,7 +12,7 @@ import re
 
 from interleaf.evidence import fold
 from interleaf.expand.rules import _REFERENCE, anchors
-from interleaf.index.bm25 import tokenize
+from interleaf.text.tokens import tokenize
 
 
 class LexicalReranker:

@@ -15,7 +15,7 @@ import numpy as np
 
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause, Expander
-from interleaf.index.bm25 import tokenize
+from interleaf.text.tokens import tokenize
 from interleaf.index.stage import LoadedIndex
 from interleaf.retrieve.config import RetrieveConfig
 from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf

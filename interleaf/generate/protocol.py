@@ -1,0 +1,137 @@
+"""The generate stage's shared shapes: what a generator is given, what it returns, and what the
+citation checker makes of it.
+
+Numbering follows MMDocRAG (§3, Appendix E.3): text quotes and image quotes are numbered apart,
+text quotes cited as `[i]`, image quotes placed as `![conclusion](imageN)`, both 1-based in
+context order within their modality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+Modality = Literal["text", "image"]
+InputMode = Literal["text", "multimodal"]
+
+# img_path (relative to the warehouse root) -> the crop's PNG bytes
+ImageLoader = Callable[[str], bytes]
+
+
+@dataclass(frozen=True)
+class ContextQuote:
+    """One quote of a retrieved context, as the generator and the renderer see it."""
+
+    quote_id: str
+    modality: Modality
+    number: int  # 1-based within its modality: text [number], image image{number}
+    doc_id: str
+    doc_name: str
+    page_idx: int  # 0-based
+    kind: str  # text, title, table, figure, equation, ...
+    text: str  # text quotes: the text; image quotes: their text form (VLM-text, else OCR-text, else caption)
+    caption: str | None = None
+    img_path: str | None = None  # image quotes: the crop, relative to the warehouse root
+    bbox: tuple[float, float, float, float] | None = None  # PDF points, top-left origin
+    ocr_text: str | None = None
+    vlm_text: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the prompt names it: `[3]` or `image2`."""
+        return f"[{self.number}]" if self.modality == "text" else f"image{self.number}"
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    question_id: str
+    question: str
+    quotes: tuple[ContextQuote, ...]  # context order (as retrieved, or shuffled when configured)
+    clauses: tuple[str, ...] = ()  # the expanded query's clauses (clause 0 is the question)
+
+
+@dataclass(frozen=True)
+class GeneratedAnswer:
+    question_id: str
+    markdown: str  # the answer as the model wrote it, reasoning stripped; "" on error
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    error: str | None = None  # set when no answer could be produced (server down, timeout, ...)
+
+
+class Generator(Protocol):
+    name: str  # offline, openai, transformers
+    model: str | None
+    input_mode: InputMode
+
+    def prompt_hashes(self) -> list[str]:
+        """Hashes of every prompt this generator renders (fingerprint and `answers.prompt_hash`)."""
+        ...
+
+    def version(self) -> dict[str, str]:
+        """What it runs: model id, engine version; goes into the stage fingerprint."""
+        ...
+
+    def generate(self, requests: list[AnswerRequest], load_image: ImageLoader) -> list[GeneratedAnswer]:
+        """One answer per request, in order. Per-request failures are GeneratedAnswer.error."""
+        ...
+
+
+# -- free-form chat, for judges, the two-step merge and knowledge extraction ---------------------
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    user: str
+    system: str | None = None
+    images: tuple[bytes, ...] = ()  # PNG bytes, placed before the text
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str | None  # None on error
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class ChatModel(Protocol):
+    """A model that answers free-form prompts (any generator backend but `offline`)."""
+
+    name: str
+    model: str | None
+
+    def complete(self, requests: list[ChatRequest]) -> list[ChatResult]: ...
+
+
+# -- citations, as checked --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Citation:
+    quote_id: str | None  # None: cites a quote that was not in the context (dropped, counted)
+    modality: Modality
+    number: int  # as written (after repair)
+    supported: bool  # the sentence is backed by this quote (numbers, content words, similarity)
+    reason: str  # why (un)supported: "numbers 12.5, 3 found", "content words 4/5", ...
+
+
+@dataclass(frozen=True)
+class CheckedSentence:
+    index: int  # 0-based position in the answer
+    text: str  # the sentence as shown, citations included
+    citations: tuple[Citation, ...]
+    supported: bool | None  # None: the sentence cites nothing
+
+
+@dataclass(frozen=True)
+class CheckedAnswer:
+    markdown: str  # repaired: every citation in canonical form, invalid ones removed
+    sentences: tuple[CheckedSentence, ...]
+    invalid: int  # citations of quotes not in the context, dropped
+    repaired: int  # citations rewritten from a non-canonical form (`image 3`, `[image3]`, ...)
+    cited_quote_ids: tuple[str, ...] = field(default_factory=tuple)  # in first-citation order, unique
