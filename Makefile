@@ -1,6 +1,8 @@
 # Interleaf — `make help` lists the targets.
 SHELL := /bin/bash
-PYTHON ?= python3
+BASE_PYTHON ?= python3
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
 SHARED ?= $(abspath ../shared)
 CORPUS ?= $(SHARED)/corpus
 export INTERLEAF_CORPUS ?= $(CORPUS)
@@ -8,24 +10,35 @@ export INTERLEAF_WAREHOUSE ?= $(abspath warehouse/data)
 export HF_HUB_OFFLINE := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_HOME ?= $(abspath .prefect)
-INSTALL_STAMP := .install.stamp
+# the default install: what `make e2e` runs (no torch); the dev install adds tests and model backends
+INSTALL_STAMP := $(VENV)/.install-default
+DEV_STAMP := $(VENV)/.install-dev
 Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
 # make e2e MODEL=qwen2.5-vl-7b picks a preset from configs/models.yaml (needs its weights, and a GPU)
 MODEL ?=
 IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
-.PHONY: help install e2e test bench serve sql lint
+.PHONY: help install install-dev e2e test bench serve sql lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-$(INSTALL_STAMP): pyproject.toml
-	# torch first, from this machine's disk, so that nothing else pulls a CUDA build of its own
-	$(PYTHON) -m pip install -q "torch==2.14.1" "torchvision==0.29.1"
-	$(PYTHON) -m pip install -q -e ".[dev,mineru]"
+$(VENV)/bin/python:
+	$(BASE_PYTHON) -m venv $(VENV)
+
+$(INSTALL_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PYTHON) -m pip install -q -e .
 	touch $@
 
-install: $(INSTALL_STAMP) ## install Interleaf and its dependencies (torch from local disk first)
+$(DEV_STAMP): pyproject.toml $(INSTALL_STAMP)
+	# torch first, from this machine's disk, so that nothing else pulls a CUDA build of its own
+	$(PYTHON) -m pip install -q "torch==2.14.1" "torchvision==0.29.1"
+	$(PYTHON) -m pip install -q -e ".[dev]"
+	touch $@
+
+install: $(INSTALL_STAMP) ## create .venv and install Interleaf (the default install: no torch)
+
+install-dev: $(DEV_STAMP) ## add the test tools and the torch-based backends (tiny local models in tests)
 
 e2e: install ## ingest ../shared/corpus (docs + bad), offline by default (MODEL=preset), and show what was found
 	$(IL) ingest $(CORPUS)/docs $(CORPUS)/bad
@@ -35,10 +48,10 @@ e2e: install ## ingest ../shared/corpus (docs + bad), offline by default (MODEL=
 	$(IL) sql "select stage, path, quote_id, reason from rejects order by stage, path"
 	$(IL) eval --qa $(CORPUS)/qa_dev.jsonl
 
-test: install ## run the test suite (reads the corpus from ../shared/corpus)
+test: install-dev ## run the test suite (reads the corpus from ../shared/corpus)
 	$(PYTHON) -m pytest -q -rs --durations=15
 
-bench: install ## throughput and memory benchmarks over docs/ and scale/
+bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_describe.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
@@ -49,6 +62,6 @@ serve: install ## local Prefect server on loopback + the ingest flow on its cron
 sql: install ## run a read-only query: make sql Q="select * from documents"
 	$(PYTHON) -m interleaf.cli sql "$(Q)"
 
-lint: ## ruff lint and format check
+lint: install-dev ## ruff lint and format check
 	$(PYTHON) -m ruff check interleaf warehouse tasks flows tests benchmarks
 	$(PYTHON) -m ruff format --check interleaf warehouse tasks flows tests benchmarks

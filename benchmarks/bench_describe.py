@@ -28,15 +28,15 @@ def main() -> None:
 
     import pymupdf
 
+    from flows.ingest import ingest_stages
     from interleaf.config import load_settings
     from interleaf.describe.offline_describer import OfflineDescriber, caption_label, referring_sentences
     from interleaf.describe.protocol import DescribeRequest
     from interleaf.describe.registry import get_ocr_engine
-    from interleaf.describe.stage import TEXT_KINDS, ReadingSettings, read_quote
+    from interleaf.describe.stage import ReadingSettings, page_texts, read_quote, renderer
     from interleaf.describe.vector_text import PageText, words_in_box
-    from interleaf.parse.registry import get_parser
-    from tasks.describe_task import page_texts, renderer
-    from tasks.parse_task import parse_fingerprint
+    from interleaf.kinds import PROSE_KINDS
+    from tasks.stage_task import Plan
     from warehouse import Warehouse
 
     settings = load_settings()
@@ -60,7 +60,7 @@ def main() -> None:
         )
         root = root / "wh"
     wh = Warehouse(root)
-    parse_fp = parse_fingerprint(get_parser(settings.parse))
+    parse_fp = Plan.of(ingest_stages(settings)).fingerprints["parse"]
     cfg = settings.describe
     ocr = get_ocr_engine(cfg.ocr)
     reading = ReadingSettings("bench", cfg.ocr.min_conf, cfg.ocr.min_vector_words, cfg.ocr.max_raster_share)
@@ -70,7 +70,7 @@ def main() -> None:
         quotes = wh.read_part("quotes", parse_fp, doc["doc_id"]).to_pylist()
         pages = {p["page_idx"]: p for p in wh.read_part("pages", parse_fp, doc["doc_id"]).to_pylist()}
         targets = [q for q in quotes if q["kind"] in ("figure", "table", "equation") and q["img_path"]]
-        texts = [q["text"] for q in quotes if q["kind"] in TEXT_KINDS and q["text"]]
+        texts = [q["text"] for q in quotes if q["kind"] in PROSE_KINDS and q["text"]]
         with pymupdf.open(doc["path"]) as pdf:
             started = time.perf_counter()
             page_text = page_texts(pdf, pages, {q["page_idx"] for q in targets})

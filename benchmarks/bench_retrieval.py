@@ -22,15 +22,19 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from flows.answer import open_index  # noqa: E402
 from interleaf.config import load_settings  # noqa: E402
 from interleaf.evaluate.recall import read_qa  # noqa: E402
+from interleaf.expand.protocol import Clause  # noqa: E402
 from interleaf.expand.registry import get_expander  # noqa: E402
 from interleaf.index.registry import get_retriever  # noqa: E402
 from interleaf.index.stage import corpus_for  # noqa: E402
 from interleaf.retrieve.registry import get_reranker  # noqa: E402
 from interleaf.retrieve.stage import Question, retrieve  # noqa: E402
-from tasks.index_task import open_index, read_inputs  # noqa: E402
 from warehouse import Warehouse  # noqa: E402
+from warehouse.catalog import connect  # noqa: E402
+
+TABLES = ("quotes", "documents", "quote_texts")
 
 
 def percentiles(samples: list[float]) -> str:
@@ -74,7 +78,9 @@ def main() -> None:
     print(f"ingest (a no-op when the warehouse is current): {time.perf_counter() - started:.1f}s")
     settings = load_settings()
     wh = Warehouse(args.warehouse)
-    quotes, documents, quote_texts = read_inputs(wh)
+    con = connect(wh)
+    quotes, documents, quote_texts = (con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in TABLES)
+    con.close()
 
     print("index build rate (fresh encode, no cache):")
     for spec in settings.index.retrievers:
@@ -96,25 +102,19 @@ def main() -> None:
         if spec.kind == "dense" and spec.backend == "onnx":
             compare_with_sentence_transformers(spec, sample, sample_rows, rate)
 
-    index = open_index(wh, settings.index)
+    index = open_index(wh, settings)
     print(f"index: {len(index.corpus)} quotes, {len(set(index.corpus.doc_ids))} documents")
     items = read_qa(corpus / "qa_dev.jsonl")
     expander = get_expander(settings.expand)
     reranker = get_reranker(settings.retrieve.rerank)
+    corpus_scope = settings.retrieve.model_copy(update={"scope": "corpus"})
     for label, rr in (("expand + retrieve + fuse", None), (f"+ rerank ({settings.retrieve.rerank.backend})", reranker)):
         times: list[float] = []
         for _ in range(max(2, args.rounds)):
             for item in items:
                 started = time.perf_counter()
-                retrieve(
-                    index,
-                    [Question(item.id, item.question)],
-                    expander,
-                    settings.retrieve,
-                    settings.expand,
-                    rr,
-                    scope="corpus",
-                )
+                clauses = expander.expand(item.question) if expander else [Clause(item.question, "question", 1.0)]
+                retrieve(index, [Question(item.id, item.question)], [clauses], corpus_scope, settings.expand, rr)
                 times.append(time.perf_counter() - started)
         print(f"query latency, corpus scope, {label:28s} {percentiles(times[len(items) :])}")
     print(f"bench_retrieval took {time.perf_counter() - begun:.0f}s")

@@ -1,20 +1,34 @@
-"""The ingest flow: documents -> parse (-> describe -> index, as those stages land)."""
+"""The ingest flow, per document: parse -> describe -> index (one index stage per retriever)."""
 
 from __future__ import annotations
 
-from prefect import flow
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from interleaf import progress
+from interleaf.config import Settings
+from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError
-from interleaf.executor import shutdown_pools
+from interleaf.executor import page_map, shutdown_pools
+from interleaf.index.stage import IndexStage
+from interleaf.parse.stage import ParseStage, SourceFile
+from interleaf.stage import Stage
 from tasks.context import RunContext
-from tasks.describe_task import describe_task
-from tasks.index_task import index_task
-from tasks.parse_task import ParseSummary, parse_task
-from tasks.publish_task import publish_task
+from tasks.stage_task import Plan, UnitResult, publish, run_unit
 
-# Stages in order; `interleaf run --from STAGE` recomputes that one and every later one.
-STAGES = ("parse", "describe", "index")
+GROUP = "ingest"
+
+
+def ingest_stages(settings: Settings) -> list[Stage]:
+    return [
+        ParseStage(settings.parse),
+        DescribeStage(settings.describe),
+        *(IndexStage(spec, settings.index) for spec in settings.index.retrievers),
+    ]
 
 
 class IngestError(InterleafError):
@@ -24,35 +38,51 @@ class IngestError(InterleafError):
         self.failures = failures
 
 
-def stages_from(stage: str | None) -> frozenset[str]:
-    if stage is None:
-        return frozenset()
-    if stage not in STAGES:
-        raise InterleafError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
-    return frozenset(STAGES[STAGES.index(stage) :])
+@task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
+def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
+    mapper = page_map(ctx.settings.parse.workers, on_result=lambda pages: progress.advance(len(pages)))
+    return run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=mapper if stage == "parse" else map)
 
 
 # Two documents in flight keep the page workers busy while one of them is being written.
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=False)
-def ingest_flow(ctx: RunContext, paths: list[str]) -> list[ParseSummary]:
-    futures = {path: parse_task.submit(ctx, path) for path in paths}
-    summaries, failures, described = [], [], {}
-    for path, future in futures.items():
-        try:
-            summaries.append(future.result())
-        except Exception as exc:  # collected: the batch goes on, and the flow fails at the end
-            failures.append((path, exc))
-            continue
-        if summaries[-1].status in ("ok", "cached"):  # describe starts while later documents parse
-            described[path] = describe_task.submit(ctx, summaries[-1].doc_id)
+def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str]) -> list[UnitResult]:
+    """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`."""
+    results: list[UnitResult] = []
+    failures: list[tuple[str, BaseException]] = []
+    collect = _collector(results, failures)
+
+    parsed = {p: stage_task.submit(ctx, plan, "parse", d, p, SourceFile(p, d)) for p, d in files.items()}
+    described = {p: stage_task.submit(ctx, plan, "describe", files[p], p) for p in collect(parsed)}
     shutdown_pools()  # parsing is over: free the page workers' memory before index loads its models
-    for path, future in described.items():
-        try:
-            future.result()
-        except Exception as exc:
-            failures.append((path, exc))
-    publish_task(ctx)
-    index_task(ctx)  # after publish: it reads quotes and quote_texts through the current views
+    indexed = {
+        (p, s.name): stage_task.submit(ctx, plan, s.name, files[p], p)
+        for p in collect(described)
+        for s in plan.stages
+        if isinstance(s, IndexStage)
+    }
+    collect(indexed)
+    publish(ctx, plan, GROUP)
     if failures:
         raise IngestError(failures)
-    return summaries
+    return results
+
+
+def _collector(results: list[UnitResult], failures: list[tuple[str, BaseException]]) -> Callable[[dict], list[str]]:
+    """Waits for futures in order; returns the paths whose stage ended ok or cached."""
+
+    def collect(futures: dict[object, Future]) -> list[str]:
+        done = []
+        for key, future in futures.items():
+            path = key[0] if isinstance(key, tuple) else key
+            try:
+                result = future.result()
+            except Exception as exc:  # collected: the batch goes on, and the flow fails at the end
+                failures.append((str(path), exc))
+                continue
+            results.append(result)
+            if result.status in ("ok", "cached"):
+                done.append(path)
+        return done
+
+    return collect

@@ -17,45 +17,63 @@ from rich.table import Table
 
 from interleaf import progress
 from interleaf.config import Settings
+from interleaf.errors import CatalogError, InterleafError
 from interleaf.fingerprint import sha256_file
 from tasks.context import RunContext, new_run_id
-from tasks.describe_task import describe_pending, describe_unchanged
 from tasks.discover import discover_documents
-from tasks.index_task import index_pending, index_unchanged
-from tasks.parse_task import ParseSummary, parse_pending, parse_unchanged
-from tasks.publish_task import publish_documents
+from tasks.stage_task import Plan, UnitResult, pending, publish, record_unchanged
 from warehouse import Warehouse
-from warehouse.catalog import query
+from warehouse.catalog import query, write_catalog_file
 
 
 @dataclass
 class IngestReport:
     run_id: str
-    summaries: list[ParseSummary] = field(default_factory=list)
+    files: dict[str, str]  # path -> doc_id
+    results: list[UnitResult] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     flow_started: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def of(self, stage: str) -> list[UnitResult]:
+        return [r for r in self.results if r.stage == stage]
+
+    def count(self, stage: str, status: str) -> int:
+        return sum(1 for r in self.of(stage) if r.status == status)
 
     @property
     def pages_parsed(self) -> int:
-        return sum(s.pages for s in self.summaries)
-
-    def count(self, status: str) -> int:
-        return sum(1 for s in self.summaries if s.status == status)
+        return sum(r.counts.get("pages", 0) for r in self.of("parse"))
 
     def print(self, console: Console) -> None:
         rate = self.pages_parsed / self.seconds if self.seconds else 0.0
+        n = len(set(self.files.values()))
         console.print(
-            f"run {self.run_id}: {len(self.summaries) + len(self.failed)} documents — "
-            f"{self.count('ok')} parsed, {self.count('cached')} unchanged, {self.count('rejected')} rejected, "
-            f"{len(self.failed)} failed; {self.pages_parsed} pages parsed, "
-            f"{sum(s.quotes for s in self.summaries)} quotes, {self.seconds:.1f}s ({rate:.1f} pages/s)"
+            f"run {self.run_id}: {n} documents — "
+            f"{self.count('parse', 'ok')} parsed, {self.count('parse', 'cached')} unchanged, "
+            f"{self.count('parse', 'rejected')} rejected, {len(self.failed)} failed; "
+            f"{self.pages_parsed} pages parsed, {sum(r.counts.get('quotes', 0) for r in self.of('parse'))} quotes, "
+            f"{self.seconds:.1f}s ({rate:.1f} pages/s)"
         )
-        rejected = [s for s in self.summaries if s.status == "rejected"]
+        stages = sorted({r.stage for r in self.results} - {"parse"})
+        if stages:
+            console.print(
+                "  "
+                + "; ".join(
+                    f"{s}: {self.count(s, 'ok')} ran, {self.count(s, 'cached')} cached, "
+                    f"{sum(r.rejects for r in self.of(s))} rejects"
+                    for s in stages
+                )
+            )
+        for warning in self.warnings:
+            console.print(f"[yellow]warning:[/yellow] {warning}")
+        paths = {d: p for p, d in self.files.items()}
+        rejected = [r for r in self.of("parse") if r.status == "rejected"]
         if rejected or self.failed:
             table = Table("file", "outcome", "reason")
-            for s in rejected:
-                table.add_row(s.path, "rejected", s.reason or "")
+            for r in rejected:
+                table.add_row(paths.get(r.unit, r.unit), "rejected", r.reason or "")
             for path, error in self.failed:
                 table.add_row(path, "failed", error)
             console.print(table)
@@ -65,44 +83,63 @@ def _page_count(path: str) -> int:
     try:
         with pymupdf.open(path) as doc:
             return doc.page_count
-    except Exception:
-        return 0
+    except (pymupdf.FileDataError, RuntimeError, ValueError):
+        return 0  # a file that cannot be opened: parse will reject it and say why
 
 
 def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str | None) -> IngestReport:
-    from flows.ingest import IngestError, ingest_flow, stages_from
+    from flows.ingest import IngestError, ingest_flow, ingest_stages
 
     started = time.perf_counter()
     wh = Warehouse(root)
     wh.remove_stale_temporaries()
-    ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(force_from))
-    files = discover_documents(paths)
-    hashes = {path: sha256_file(Path(path)) for path in files}
-    doc_ids = sorted(set(hashes.values()))
-    todo = parse_pending(ctx, hashes)
-    report = IngestReport(ctx.run_id)
-    if not todo and not describe_pending(ctx, doc_ids):
-        publish_documents(ctx)  # the config may point back at outputs stored earlier
-        if not index_pending(ctx):
-            parse_unchanged(ctx, doc_ids)
-            describe_unchanged(ctx, doc_ids)
-            index_unchanged(ctx)
-            report.summaries = [ParseSummary(p, hashes[p], "cached", 0, 0) for p in files]
-            report.seconds = time.perf_counter() - started
-            return report
+    plan = Plan.of(ingest_stages(settings))
+    ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(plan, force_from))
+    files = {path: sha256_file(Path(path)) for path in discover_documents(paths)}
+    doc_ids = sorted(set(files.values()))
+    report = IngestReport(ctx.run_id, files)
+    todo_parse = pending(ctx, plan, plan.stage("parse"), doc_ids)
+    if not todo_parse and not any(pending(ctx, plan, s, doc_ids) for s in plan.stages[1:]):
+        publish(ctx, plan, "ingest")  # the config may point back at outputs stored earlier
+        record_unchanged(ctx, plan, doc_ids)
+        _refresh_catalog(wh, report)
+        report.results = [UnitResult("parse", d, "cached") for d in doc_ids]
+        report.seconds = time.perf_counter() - started
+        return report
 
-    bar = progress.PageProgress(sum(_page_count(p) for p in todo))
+    todo_paths = [p for p, d in files.items() if d in set(todo_parse)]
+    bar = progress.PageProgress(sum(_page_count(p) for p in todo_paths))
     progress.set_current(bar)
     report.flow_started = True
     try:
-        report.summaries = ingest_flow(ctx, files)
+        report.results = ingest_flow(ctx, plan, files)
     except IngestError as exc:
         report.failed = [(path, str(error)) for path, error in exc.failures]
     finally:
         bar.close()
         progress.set_current(None)
+    _refresh_catalog(wh, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _refresh_catalog(wh: Warehouse, report: IngestReport) -> None:
+    try:
+        write_catalog_file(wh)
+    except CatalogError as exc:  # the warehouse is intact; only the file for outside tools is stale
+        report.warnings.append(str(exc))
+
+
+def stages_from(plan: Plan, stage: str | None) -> frozenset[str]:
+    """`run --from STAGE`: that stage and every stage after it in the flow."""
+    if stage is None:
+        return frozenset()
+    names = plan.names()
+    if stage == "index":  # every retriever's index stage
+        return frozenset(n for n in names if n.startswith("index:"))
+    if stage not in names:
+        raise InterleafError(f"unknown stage {stage!r}; the ingest flow's stages are {', '.join(names)}")
+    return frozenset(names[names.index(stage) :])
 
 
 def stored_document_paths(root: Path) -> list[str]:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError, ReadOnlyQueryError
+from interleaf.questions.stage import read_question_file
 from warehouse.store import resolve_root
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -85,22 +86,59 @@ def ingest(paths: Annotated[list[str], typer.Argument(help="PDF files or folders
 
 @app.command("run")
 def rerun(
-    from_: Annotated[str, typer.Option("--from", help="First stage to recompute")],
+    from_: Annotated[str, typer.Option("--from", help="First stage to recompute (ingest or answer flow)")],
     paths: Annotated[
-        list[str] | None, typer.Argument(help="Limit to these files (default: every stored document)")
+        list[str] | None, typer.Argument(help="Ingest stages: limit to these files (default: every stored document)")
+    ] = None,
+    qa: Annotated[
+        str | None, typer.Option("--qa", help="Answer stages: this question file (default: every stored question set)")
     ] = None,
 ) -> None:
-    """Recompute STAGE and every stage after it over the stored documents; nothing before it."""
+    """Recompute STAGE and every stage after it from the stored output of the stage before it."""
+    from flows.ingest import ingest_stages
     from flows.runner import run_ingest, stored_document_paths
 
+    ingest_names = {s.name for s in ingest_stages(state.settings)} | {"index"}
     try:
-        targets = paths or stored_document_paths(state.warehouse)
-        report = run_ingest(state.warehouse, state.settings, targets, force_from=from_)
-    except InterleafError as exc:
+        if from_ in ingest_names:
+            targets = paths or stored_document_paths(state.warehouse)
+            report = run_ingest(state.warehouse, state.settings, targets, force_from=from_)
+            report.print(out)
+            if report.failed:
+                raise typer.Exit(1)
+            return
+        from flows.query import run_queries, stored_question_sets
+
+        qsets = [read_question_file(qa)] if qa else stored_question_sets(state.warehouse)
+        for qset in qsets:
+            run = run_queries(state.warehouse, state.settings, qset, [state.settings.retrieve.scope], force_from=from_)
+            _print_query_run(run)
+    except (InterleafError, ValueError) as exc:
         raise _fail(exc) from exc
-    report.print(out)
-    if report.failed:
-        raise typer.Exit(1)
+
+
+def _print_query_run(run: Any) -> None:
+    ran = sum(r.status == "ok" for r in run.results)
+    out.print(
+        f"run {run.run_id}: question set {run.qset.qset_id} ({len(run.qset.rows)} questions, {run.qset.source}) — "
+        f"{ran} stage runs, {run.seconds:.1f}s" + ("" if run.flow_started else " (everything stored: nothing ran)")
+    )
+
+
+@app.command()
+def answer(
+    qa: Annotated[str, typer.Option("--qa", help="A question file (JSON Lines: id, question, doc, ...)")],
+    scope: Annotated[str | None, typer.Option(help="doc or corpus (default: retrieve.scope)")] = None,
+) -> None:
+    """Answer a whole question file through the answer flow, storing every stage's output."""
+    from flows.query import run_queries
+
+    try:
+        qset = read_question_file(qa)
+        run = run_queries(state.warehouse, state.settings, qset, [scope or state.settings.retrieve.scope])
+    except (InterleafError, ValueError) as exc:
+        raise _fail(exc) from exc
+    _print_query_run(run)
 
 
 def _jsonable(value: Any) -> Any:
@@ -165,38 +203,26 @@ def eval_(
     ] = False,
 ) -> None:
     """Retrieval recall@5/10/15/20 (text, image, all evidence) over the ingested corpus."""
-    from flows.evaluate import Variant, ablation_variants, run_eval
+    from flows.query import recall_summary, run_queries
+    from interleaf.evaluate.ablation import FULL, ablation_variants
 
     scopes = scope or ["doc", "corpus"]
-    variants = ablation_variants(state.settings) if ablation else [Variant("full")]
+    variants = ablation_variants(state.settings) if ablation else [FULL]
     try:
-        run_id, results = run_eval(state.warehouse, state.settings, qa, scopes, variants)
+        run = run_queries(state.warehouse, state.settings, read_question_file(qa), scopes, variants)
     except (InterleafError, OSError, ValueError) as exc:
         raise _fail(exc) from exc
+    results = recall_summary(run)
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "run_id": run_id,
-                    "results": [
-                        {
-                            "variant": r.variant,
-                            "scope": r.scope,
-                            "n": r.n,
-                            "recall": {g: {str(k): v for k, v in by_k.items()} for g, by_k in r.recall.items()},
-                            "misses": r.misses,
-                        }
-                        for r in results
-                    ],
-                }
-            )
-        )
+        print(json.dumps({"run_id": run.run_id, "qset_id": run.qset.qset_id, "results": results}))
         return
     budgets = state.settings.retrieve.budgets
-    table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=f"retrieval recall ({run_id})")
+    title = f"retrieval recall ({run.run_id})"
+    table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=title)
     for r in results:
-        for group, by_k in r.recall.items():
-            table.add_row(r.variant, r.scope, f"{group} ({r.n[group]})", *[f"{by_k[k]:.3f}" for k in budgets])
+        for group, by_k in r["recall"].items():
+            cells = [f"{by_k[str(k)]:.3f}" for k in budgets]
+            table.add_row(r["variant"], r["scope"], f"{group} ({r['n'][group]})", *cells)
     out.print(table)
 
 

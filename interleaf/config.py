@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from interleaf.describe.config import DescribeConfig
 from interleaf.errors import ConfigError
+from interleaf.evaluate.config import EvaluateConfig
 from interleaf.expand.config import ExpandConfig
+from interleaf.generate.config import GenerateConfig
 from interleaf.index.config import IndexConfig
 from interleaf.parse.config import ParseConfig
 from interleaf.retrieve.config import RetrieveConfig
@@ -37,6 +39,8 @@ class Settings(BaseModel):
     index: IndexConfig = IndexConfig()
     expand: ExpandConfig = ExpandConfig()
     retrieve: RetrieveConfig = RetrieveConfig()
+    generate: GenerateConfig = GenerateConfig()
+    evaluate: EvaluateConfig = EvaluateConfig()
     serve: ServeConfig = ServeConfig()
 
 

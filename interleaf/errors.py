@@ -39,3 +39,7 @@ class StageError(InterleafError):
 
 class ReadOnlyQueryError(InterleafError):
     pass
+
+
+class CatalogError(InterleafError):
+    """catalog.duckdb could not be written; the warehouse itself is intact."""

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,6 +54,18 @@ def run_cli(warehouse: Path, *args: str, timeout: float = 1200, check: bool = Tr
 
 def sql_rows(warehouse: Path, query: str) -> list[dict]:
     return json.loads(run_cli(warehouse, "sql", "--json", query).stdout)
+
+
+def view_tables(warehouse: Path, *names: str) -> tuple[pa.Table, ...]:
+    """Whole tables as the views show them (current fingerprints, committed documents)."""
+    from warehouse import Warehouse
+    from warehouse.catalog import connect
+
+    con = connect(Warehouse(warehouse))
+    try:
+        return tuple(con.sql(f"SELECT * FROM {name}").to_arrow_table() for name in names)
+    finally:
+        con.close()
 
 
 @pytest.fixture(scope="session")

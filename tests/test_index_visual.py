@@ -14,8 +14,7 @@ from interleaf.index.corpus import QuoteCorpus
 from interleaf.index.registry import get_retriever
 from interleaf.index.stage import corpus_for
 from interleaf.index.visual import NOT_INDEXED
-from tasks.index_task import read_inputs
-from tests.conftest import IngestedWarehouse
+from tests.conftest import IngestedWarehouse, view_tables
 from tests.tiny_models import build_clip
 from warehouse import Warehouse
 
@@ -30,7 +29,7 @@ def tiny_encoders(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def sample(corpus_warehouse: IngestedWarehouse) -> QuoteCorpus:
     """Twelve image quotes with crops and eight text quotes, from the ingested corpus."""
     spec = RetrieverConfig(name="probe", kind="bm25")
-    quotes, documents, quote_texts = read_inputs(Warehouse(corpus_warehouse.root))
+    quotes, documents, quote_texts = view_tables(corpus_warehouse.root, "quotes", "documents", "quote_texts")
     full = corpus_for(spec, IndexConfig(), quotes, documents, quote_texts)
     images = [i for i, m in enumerate(full.modalities) if m == "image" and full.img_paths[i]][:12]
     texts = [i for i, m in enumerate(full.modalities) if m == "text"][:8]

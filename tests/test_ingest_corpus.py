@@ -167,9 +167,12 @@ def test_needles_of_text_evidence_are_in_quotes_on_the_gold_page(
 
 def test_second_ingest_parses_nothing_and_is_fast(corpus_warehouse: IngestedWarehouse, corpus: Path) -> None:
     again = run_cli(corpus_warehouse.root, "ingest", str(corpus / "docs"), str(corpus / "bad"))
-    assert "0 pages parsed" in again.stdout, again.stdout
-    assert "31 unchanged" in again.stdout or " 0 parsed" in again.stdout, again.stdout
+    # 15 + 16 files, all unchanged: the 5 bad files rejected the first time stay rejected, unparsed
+    assert "31 documents — 0 parsed, 31 unchanged, 0 rejected, 0 failed; 0 pages parsed" in again.stdout, again.stdout
     assert again.seconds < 0.10 * corpus_warehouse.first.seconds, (again.seconds, corpus_warehouse.first.seconds)
+    run_id = again.stdout.split()[1].rstrip(":")
+    statuses = sql_rows(corpus_warehouse.root, f"select distinct status from runs where run_id = '{run_id}'")
+    assert statuses == [{"status": "cached"}], statuses
 
 
 def test_sql_refuses_writes_and_prints_json(corpus_warehouse: IngestedWarehouse) -> None:

@@ -302,14 +302,14 @@ def test_stage_keeps_a_candidate_whose_call_failed(
     assert result.ranking == plain.ranking and result.contexts == plain.contexts  # nothing removed
 
     # the verdicts are data: the eval flow's rows pass the declared schema and read back through SQL
-    from flows.evaluate import _rows
+    from interleaf.retrieve.stage import result_tables
     from warehouse import Warehouse
     from warehouse.catalog import query
 
     wh = Warehouse(small_index.root / "wh")
-    tables = _rows("run-1", "corpus", [result], small_index.index, image_filter)
-    wh.write_part("image_verdicts", "eval", "run-1", tables["image_verdicts"])
-    wh.set_current("eval", "eval", ("image_verdicts",))
+    tables = result_tables("qset-1", "corpus", [result], small_index.index, image_filter)
+    wh.write_part("image_verdicts", "fp", "qset-1", tables["image_verdicts"])
+    wh.publish("answer:corpus", {"retrieve": ("fp", ("image_verdicts",))})
     _columns, rows = query(wh, "SELECT quote_id, keep, backend, model, prompt_hash, error FROM image_verdicts")
     assert [r[0] for r in rows] == images[:3]
     assert [r[1] for r in rows] == [True, None, True]

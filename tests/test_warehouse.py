@@ -68,10 +68,23 @@ def test_views_show_only_the_current_fingerprint(tmp_path: Path) -> None:
     wh = Warehouse(tmp_path)
     wh.write_part("documents", "old", "a", _documents(3))
     wh.write_part("documents", "new", "a", _documents(1))
-    wh.set_current("parse", "new", ("documents",))
+    wh.publish("ingest", {"parse": ("new", ("documents",))})
     assert query(wh, "select count(*) from documents")[1] == [(1,)]
-    wh.set_current("parse", "old", ("documents",))
+    wh.publish("ingest", {"parse": ("old", ("documents",))})
     assert query(wh, "select count(*) from documents")[1] == [(3,)]
+
+
+def test_a_stage_left_out_of_its_group_leaves_the_views(tmp_path: Path) -> None:
+    wh = Warehouse(tmp_path)
+    wh.write_part("documents", "p", "a", _documents(2))
+    wh.write_part("documents", "x", "a", _documents(5))
+    wh.publish("ingest", {"parse": ("p", ("documents",)), "extra": ("x", ("documents",))})
+    wh.publish("other", {"kept": ("x", ("documents",))})
+    assert query(wh, "select count(*) from documents")[1] == [(7,)]
+    wh.publish("ingest", {"parse": ("p", ("documents",))})  # `extra` was removed from the ingest flow
+    assert {v.stage for v in wh.current().values()} == {"parse", "kept"}  # another group's entry stays
+    wh.publish("other", {})
+    assert query(wh, "select count(*) from documents")[1] == [(2,)]
 
 
 def test_empty_warehouse_has_typed_empty_views(tmp_path: Path) -> None:
@@ -108,7 +121,7 @@ def test_pages_and_quotes_of_an_uncommitted_document_stay_hidden(tmp_path: Path)
         "n_quotes": 0,
     }
     wh.write_part("pages", "fp", "d0", pa.Table.from_pylist([page], schema=schemas.PAGES))
-    wh.set_current("parse", "fp", ("documents", "pages"))
+    wh.publish("ingest", {"parse": ("fp", ("documents", "pages"))})
     assert query(wh, "select count(*) from pages")[1] == [(0,)]
     wh.write_part("documents", "fp", "d0", _documents(1))
     assert query(wh, "select count(*) from pages")[1] == [(1,)]

@@ -270,3 +270,22 @@ def build_qwen2_5_vl(folder: Path, corpus_texts: list[str], seed: int = 0) -> Pa
     )
     processor.save_pretrained(folder)
     return folder
+
+
+# Qwen3's switch: with enable_thinking false the template writes an empty reasoning block itself.
+THINKING_CHAT_TEMPLATE = CHAT_TEMPLATE.replace(
+    "<|im_start|>assistant\n{% endif %}",
+    "<|im_start|>assistant\n{% if enable_thinking is defined and enable_thinking is false %}"
+    "<think>\n\n</think>\n\n{% endif %}{% endif %}",
+)
+
+
+def build_thinking_lm(folder: Path, corpus: list[str], seed: int = 0) -> Path:
+    """build_causal_lm with a Qwen3-style chat template that has the `enable_thinking` switch."""
+    from transformers import AutoTokenizer
+
+    build_causal_lm(folder, corpus, seed)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer.chat_template = THINKING_CHAT_TEMPLATE
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -7,12 +7,13 @@ read-only entry point behind `interleaf sql`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from interleaf.errors import ReadOnlyQueryError
+from interleaf.errors import CatalogError, ReadOnlyQueryError
 from warehouse import schemas
 from warehouse.store import Warehouse
 
@@ -81,14 +82,14 @@ def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         con.close()
 
 
-def write_catalog_file(wh: Warehouse) -> Path | None:
+def write_catalog_file(wh: Warehouse) -> Path:
     """Persist the views in <root>/catalog.duckdb for users of the duckdb CLI or notebooks.
 
-    Best effort: when another process holds the file open, the views stay as they were (the
-    views read globs, so they still see new parts; only a changed fingerprint is missed).
-    """
+    Written under a temporary name and renamed, so a reader never sees half a catalog. Raises
+    CatalogError (naming the file and the reason) when it cannot be written: the views of
+    `interleaf sql` are unaffected, and the caller reports the catalog as stale."""
     path = wh.root / "catalog.duckdb"
-    tmp = wh.root / f".catalog.duckdb.tmp-{id(wh)}"
+    tmp = wh.root / f".catalog.duckdb.tmp-{os.getpid()}-{id(wh)}"
     try:
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(str(tmp))
@@ -98,7 +99,9 @@ def write_catalog_file(wh: Warehouse) -> Path | None:
         finally:
             con.close()
         tmp.replace(path)
-    except (duckdb.Error, OSError):
+    except (duckdb.Error, OSError) as exc:
         tmp.unlink(missing_ok=True)
-        return None
+        raise CatalogError(
+            f"{path}: not updated ({type(exc).__name__}: {exc}); `interleaf sql` still sees every table"
+        ) from exc
     return path

@@ -152,23 +152,38 @@ QUOTE_EMBEDDINGS = pa.schema(
     ]
 )
 
+# -- query stages (answer flow): one part per question set, under the stage's fingerprint -------
+
+QUESTIONS = pa.schema(
+    [
+        pa.field("qset_id", pa.string(), nullable=False),  # hash of the question set's content
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("question", pa.string(), nullable=False),
+        pa.field("doc_name", pa.string()),  # the document a doc-scoped question is about (documents.name)
+        pa.field("answer", pa.string()),  # gold short answer, when the set has one
+        pa.field("evidence_json", pa.string()),  # gold evidence [{page, modality, needle}], when given
+        pa.field("question_type", pa.string()),
+        pa.field("source", pa.string(), nullable=False),  # the question file, or "ask"
+    ]
+)
+
 CLAUSES = pa.schema(
     [
-        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("qset_id", pa.string(), nullable=False),
         pa.field("question_id", pa.string(), nullable=False),
         pa.field("clause_id", pa.int32(), nullable=False),  # 0 is the question itself
         pa.field("text", pa.string(), nullable=False),
-        pa.field("kind", pa.string(), nullable=False),  # question, part, keywords, reference, prf, llm
+        pa.field("kind", pa.string(), nullable=False),  # question, part, keywords, reference, llm
         pa.field("weight", pa.float32(), nullable=False),
-        pa.field("expander", pa.string(), nullable=False),
+        pa.field("expander", pa.string(), nullable=False),  # the backend that wrote it: rules, llm, none
     ]
 )
 
 HITS = pa.schema(
     [
-        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("qset_id", pa.string(), nullable=False),
         pa.field("question_id", pa.string(), nullable=False),
-        pa.field("clause_id", pa.int32(), nullable=False),
+        pa.field("clause_id", pa.int32(), nullable=False),  # beyond the stored clauses: the PRF clause
         pa.field("retriever", pa.string(), nullable=False),
         pa.field("scope", pa.string(), nullable=False),  # doc, corpus
         pa.field("quote_id", pa.string(), nullable=False),
@@ -179,7 +194,7 @@ HITS = pa.schema(
 
 CONTEXTS = pa.schema(
     [
-        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("qset_id", pa.string(), nullable=False),
         pa.field("question_id", pa.string(), nullable=False),
         pa.field("scope", pa.string(), nullable=False),
         pa.field("budget", pa.int32(), nullable=False),  # context size: 5, 10, 15, 20
@@ -192,9 +207,25 @@ CONTEXTS = pa.schema(
     ]
 )
 
+EVAL_EVIDENCE = pa.schema(
+    [
+        pa.field("qset_id", pa.string(), nullable=False),
+        pa.field("variant", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("evidence_idx", pa.int32(), nullable=False),
+        pa.field("modality", pa.string(), nullable=False),  # text, image
+        pa.field("page", pa.int32(), nullable=False),  # 1-based, as in the question file
+        pa.field("needle", pa.string(), nullable=False),
+        pa.field("matching_quotes", pa.int32(), nullable=False),  # 0: the evidence was never parsed into a quote
+        pa.field("budget", pa.int32(), nullable=False),
+        pa.field("rank", pa.int32()),  # 1-based position of the first matching quote in the context; null: missed
+    ]
+)
+
 EVAL_RESULTS = pa.schema(
     [
-        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("qset_id", pa.string(), nullable=False),
         pa.field("variant", pa.string(), nullable=False),  # full, or an ablation's name
         pa.field("scope", pa.string(), nullable=False),
         pa.field("modality", pa.string(), nullable=False),  # text, image, all
@@ -202,7 +233,6 @@ EVAL_RESULTS = pa.schema(
         pa.field("recall", pa.float64(), nullable=False),
         pa.field("n_evidence", pa.int32(), nullable=False),
         pa.field("qa_file", pa.string(), nullable=False),
-        pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
     ]
 )
 
@@ -210,9 +240,11 @@ TABLES.update(
     {
         "index_texts": INDEX_TEXTS,
         "quote_embeddings": QUOTE_EMBEDDINGS,
+        "questions": QUESTIONS,
         "clauses": CLAUSES,
         "hits": HITS,
         "contexts": CONTEXTS,
+        "eval_evidence": EVAL_EVIDENCE,
         "eval_results": EVAL_RESULTS,
     }
 )
@@ -243,7 +275,7 @@ TABLES["quote_texts"] = QUOTE_TEXTS
 # retrieve stage, LMM filter (dochaystack-vrag §4): one row per image quote a VLM was asked about.
 IMAGE_VERDICTS = pa.schema(
     [
-        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("qset_id", pa.string(), nullable=False),
         pa.field("question_id", pa.string(), nullable=False),
         pa.field("scope", pa.string(), nullable=False),  # doc, corpus
         pa.field("quote_id", pa.string(), nullable=False),

@@ -54,6 +54,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 class StageState:
     fingerprint: str
     tables: tuple[str, ...]
+    stage: str
+    group: str  # what published it together with its siblings: ingest, answer:<scope>, ...
+    at: float  # when, in seconds since the epoch
 
 
 class Warehouse:
@@ -126,16 +129,39 @@ class Warehouse:
         return self.root / "_state" / "current.json"
 
     def current(self) -> dict[str, StageState]:
+        """Published entries, `<group>/<stage>` -> what the views show for that stage."""
         if not self._state_path.exists():
             return {}
         raw = json.loads(self._state_path.read_text())
-        return {k: StageState(v["fingerprint"], tuple(v["tables"])) for k, v in raw.items()}
+        return {
+            k: StageState(v["fingerprint"], tuple(v["tables"]), v.get("stage", k), v.get("group", ""), v.get("at", 0.0))
+            for k, v in raw.items()
+        }
 
-    def set_current(self, stage: str, fingerprint: str, tables: tuple[str, ...]) -> None:
+    def publish(self, group: str, entries: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+        """Make `entries` (stage -> (fingerprint, tables)) what the views show for `group`; the
+        group's earlier entries that are not in `entries` are dropped from the views."""
         with self.locked():
-            state = {k: {"fingerprint": v.fingerprint, "tables": list(v.tables)} for k, v in self.current().items()}
-            state[stage] = {"fingerprint": fingerprint, "tables": list(tables)}
-            atomic_write_bytes(self._state_path, json.dumps(state, indent=2, sort_keys=True).encode())
+            state = {k: v for k, v in self.current().items() if v.group != group}
+            at = time.time()
+            for stage, (fingerprint, tables) in entries.items():
+                state[f"{group}/{stage}"] = StageState(fingerprint, tuple(tables), stage, group, at)
+            raw = {
+                k: {
+                    "fingerprint": v.fingerprint,
+                    "tables": list(v.tables),
+                    "stage": v.stage,
+                    "group": v.group,
+                    "at": v.at,
+                }
+                for k, v in state.items()
+            }
+            atomic_write_bytes(self._state_path, json.dumps(raw, indent=2, sort_keys=True).encode())
+
+    def published_fingerprint(self, stage: str) -> str | None:
+        """The fingerprint `stage` was last published under, in any group."""
+        entries = [v for v in self.current().values() if v.stage == stage]
+        return max(entries, key=lambda v: v.at).fingerprint if entries else None
 
     def current_fingerprints(self, table: str) -> list[str]:
         return sorted({s.fingerprint for s in self.current().values() if table in s.tables})

@@ -16,28 +16,26 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pymupdf
 
+from interleaf.describe.config import DescribeConfig
 from interleaf.describe.offline_describer import caption_label, referring_sentences
 from interleaf.describe.protocol import Describer, DescribeRequest, OcrEngine, OcrLine
 from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, rows_text, use_vector_text, words_in_box
 from interleaf.fingerprint import canonical_json
-from interleaf.parse.words import Word
+from interleaf.kinds import PROSE_KINDS
+from interleaf.parse.words import Word, text_layer_words
+from interleaf.stage import ContentCache, StageInput, StageOutput, source_digest
+from interleaf.versions import package_versions
 from warehouse import schemas
 
 STAGE = "describe"
-TABLES = ("quote_texts", "rejects")
-TEXT_KINDS = ("text", "list", "title")  # quotes whose sentences may refer to a figure or table
-
-
-class Cache(Protocol):
-    def get(self, namespace: str, key: str) -> dict[str, Any] | None: ...
-
-    def put(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
 
 
 class DictCache:
@@ -123,7 +121,7 @@ def describe_document(
     describer: Describer,
     describer_fingerprint: str,
     reading: ReadingSettings,
-    cache: Cache,
+    cache: ContentCache,
     kinds: Sequence[str] = ("figure", "table", "equation"),
     max_references: int = 3,
 ) -> DescribeOutput:
@@ -133,7 +131,7 @@ def describe_document(
     images: quote_id -> PNG crop bytes; pages: page_idx -> visible words and raster rects;
     render: the quote's box as a BGR image at OCR resolution (called only on a cache miss).
     """
-    texts = [q["text"] for q in quotes if q["kind"] in TEXT_KINDS and not q.get("furniture") and q.get("text")]
+    texts = [q["text"] for q in quotes if q["kind"] in PROSE_KINDS and not q.get("furniture") and q.get("text")]
     targets = [q for q in quotes if q["kind"] in kinds and q["quote_id"] in images]
     out = DescribeOutput(schemas.empty("quote_texts"))
     rows, requests, pending = [], [], []
@@ -193,3 +191,114 @@ def describe_document(
         row |= {"describer": describer.name, "model": describer.model, "prompt_hash": describer.prompt_hash}
     out.quote_texts = schemas.check("quote_texts", pa.Table.from_pylist(rows, schema=schemas.QUOTE_TEXTS))
     return out
+
+
+def page_texts(pdf: pymupdf.Document, page_rows: dict[int, dict[str, Any]], wanted: set[int]) -> dict[int, PageText]:
+    """Visible words and raster image rectangles of the pages holding image quotes. Pages read by
+    OCR at parse time (no usable text layer) contribute no words: their text is in the pixels."""
+    out = {}
+    for idx in sorted(wanted):
+        page = pdf[idx]
+        info = page_rows.get(idx, {})
+        words = []
+        if info.get("has_text_layer", True) and not info.get("ocr_used", False):
+            words, _hidden = text_layer_words(page)
+        rects = tuple(tuple(float(v) for v in img["bbox"]) for img in page.get_image_info())
+        out[idx] = PageText(tuple(words), rects)  # type: ignore[arg-type]
+    return out
+
+
+def renderer(pdf: pymupdf.Document, dpi: int) -> Callable[[dict[str, Any]], np.ndarray]:
+    def render(quote: dict[str, Any]) -> np.ndarray:
+        page = pdf[quote["page_idx"]]
+        clip = pymupdf.Rect(quote["bbox"]) & page.rect
+        pix = page.get_pixmap(clip=clip, dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)
+        rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3)
+        return np.ascontiguousarray(rgb[:, :, ::-1])  # OCR engines take BGR
+
+    return render
+
+
+class DescribeStage:
+    """A document's image quotes -> `quote_texts` (OCR-text, table Markdown, VLM-text)."""
+
+    name = STAGE
+    unit = "document"
+    inputs = ("documents", "pages", "quotes")
+    outputs = ("quote_texts",)
+    upstream = ("parse",)
+    sources = ("interleaf.describe", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
+    retries = 1
+    retry_on: tuple[type[BaseException], ...] = (OSError,)
+
+    def __init__(self, config: DescribeConfig) -> None:
+        from interleaf.describe.registry import get_describer, get_ocr_engine, prompt_hashes
+
+        self.settings = config
+        self.ocr = get_ocr_engine(config.ocr)
+        self.describer = get_describer(config)
+        self._prompts = prompt_hashes(config)
+
+    def config(self) -> dict[str, Any]:
+        return {**self.settings.fingerprint_config(), "engine": self.ocr.fingerprint_config()}
+
+    def prompt_hashes(self) -> list[str]:
+        return self._prompts
+
+    def version(self) -> dict[str, str]:
+        engines = {"rapidocr": ("rapidocr", "onnxruntime"), "paddleocr": ("paddleocr",)}[self.settings.ocr.backend]
+        model = {"describer_model": self.describer.model} if self.describer.model else {}
+        return {**package_versions(("pymupdf", *engines)), **model}
+
+    def namespaces(self) -> dict[str, str]:
+        """Content-cache namespaces: a reading is reused while the OCR side is unchanged, a
+        description while the describer side is unchanged, whatever else moves."""
+        code = source_digest(tuple(self.sources))
+        read = {"ocr": self.settings.ocr_fingerprint(), "engine": self.ocr.fingerprint_config(), "code": code}
+        read |= package_versions(("rapidocr", "paddleocr", "pymupdf"))
+        describe = {"describer": self.settings.describer_fingerprint(), "prompts": self._prompts, "code": code}
+        describe |= {"model": self.describer.model or ""}
+        return {"read": _hash(read)[:16], "describe": _hash(describe)[:16]}
+
+    def run(self, given: StageInput) -> StageOutput:
+        config = self.settings
+        quotes = given.tables["quotes"].to_pylist()
+        document = given.tables["documents"].to_pylist()[0]
+        pages = {p["page_idx"]: p for p in given.tables["pages"].to_pylist()}
+        targets = [q for q in quotes if q["kind"] in config.kinds and q["img_path"]]
+        crops = {q["quote_id"]: given.root / q["img_path"] for q in targets}
+        images = {qid: path.read_bytes() for qid, path in crops.items() if path.exists()}
+        spaces = self.namespaces()
+        reading = ReadingSettings(
+            spaces["read"], config.ocr.min_conf, config.ocr.min_vector_words, config.ocr.max_raster_share
+        )
+        with pymupdf.open(Path(document["path"])) as pdf:
+            out = describe_document(
+                quotes,
+                images,
+                page_texts(pdf, pages, {q["page_idx"] for q in targets}),
+                renderer(pdf, config.ocr.dpi),
+                self.ocr,
+                self.describer,
+                spaces["describe"],
+                reading,
+                NamespacedCache(given.cache or DictCache(), spaces),
+                kinds=config.kinds,
+                max_references=config.max_references,
+            )
+        rejects = out.rejects + [(qid, "describe: crop file missing") for qid in crops if qid not in images]
+        counts = {"quotes": out.quote_texts.num_rows, "read": out.read, "described": out.described}
+        return StageOutput({"quote_texts": out.quote_texts}, rejects=rejects, counts=counts)
+
+
+class NamespacedCache:
+    """Files each cached value under its namespace's fingerprint: `read/<fp>`, `describe/<fp>`."""
+
+    def __init__(self, inner: ContentCache, fingerprints: dict[str, str]) -> None:
+        self.inner, self.fingerprints = inner, fingerprints
+
+    def get(self, namespace: str, key: str) -> dict[str, Any] | None:
+        return self.inner.get(f"{namespace}/{self.fingerprints[namespace]}", key)
+
+    def put(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        self.inner.put(f"{namespace}/{self.fingerprints[namespace]}", key, value)

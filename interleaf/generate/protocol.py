@@ -60,6 +60,8 @@ class GeneratedAnswer:
     tokens_out: int = 0
     seconds: float = 0.0
     error: str | None = None  # set when no answer could be produced (server down, timeout, ...)
+    input_mode: InputMode | None = None  # how image quotes reached the model (None: no model, offline)
+    prompt_hashes: tuple[str, ...] = ()  # every prompt rendered for this answer, in the order used
 
 
 class Generator(Protocol):

@@ -1,61 +1,97 @@
-"""Index stage, pure: quotes -> each retriever's index rows, one part per document and retriever.
-
-Every retriever has its own fingerprint (its config + code), so switching the dense model or adding
-a retriever recomputes that retriever's index only. Within a fingerprint, parts are incremental:
-a document whose indexed keys are unchanged is skipped, and a changed one (new describe text, a
-re-parse) re-encodes only the quotes whose key is new.
-"""
+"""Index stage: a document's quotes -> one retriever's index rows; and the loaded index that
+the retrieve stage searches (every retriever over one quote universe, in one order)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from interleaf.fingerprint import stage_fingerprint
 from interleaf.index.config import IndexConfig, RetrieverConfig
 from interleaf.index.corpus import QuoteCorpus, build_corpus
 from interleaf.index.protocol import Retriever
 from interleaf.index.registry import get_retriever
+from interleaf.stage import StageInput, StageOutput
+from interleaf.versions import package_versions
+from warehouse import schemas
 
 STAGE = "index"
 
-
-def stage_name(spec: RetrieverConfig) -> str:
-    return f"{STAGE}:{spec.name}"
-
-
-def retriever_fingerprint(retriever: Retriever, config: IndexConfig) -> str:
-    cfg = {"retriever": retriever.fingerprint_config(), "skip_kinds": sorted(config.skip_kinds)}
-    return stage_fingerprint(f"{STAGE}:{retriever.kind}", cfg, retriever.code_version)
-
-
-def split_by_document(corpus: QuoteCorpus) -> dict[str, QuoteCorpus]:
-    positions: dict[str, list[int]] = {}
-    for i, d in enumerate(corpus.doc_ids):
-        positions.setdefault(d, []).append(i)
-    return {d: corpus.subset(idx) for d, idx in positions.items()}
-
-
-def wanted_keys(retriever: Retriever, corpus: QuoteCorpus) -> set[str]:
-    keys = retriever.keys(corpus)
-    return {keys[i] for i in retriever.applies_to(corpus)}
-
-
-def is_current(retriever: Retriever, corpus: QuoteCorpus, stored: pa.Table | None) -> bool:
-    return stored is not None and set(stored.column("key").to_pylist()) == wanted_keys(retriever, corpus)
-
-
-def index_document(retriever: Retriever, corpus: QuoteCorpus, previous: pa.Table | None, root: str) -> pa.Table:
-    """The rows of one document's part; vectors of `previous` whose key still matches are reused."""
-    return retriever.encode(corpus, previous, root)
+# What each retriever kind runs beyond the source: the releases of its engines.
+ENGINES = {
+    "bm25": ("bm25s", "snowballstemmer"),
+    "onnx": ("onnxruntime",),
+    "sentence-transformers": ("sentence-transformers", "transformers", "torch"),
+    "flagembedding": ("FlagEmbedding", "transformers", "torch"),
+    "transformers": ("transformers", "torch"),
+}
 
 
 def corpus_for(
     spec: RetrieverConfig, config: IndexConfig, quotes: pa.Table, documents: pa.Table, quote_texts: pa.Table | None
 ) -> QuoteCorpus:
     return build_corpus(quotes, documents, quote_texts, spec.fields, config.skip_kinds)
+
+
+def index_texts_rows(retriever: Retriever, corpus: QuoteCorpus) -> pa.Table:
+    """What the retriever matched against, per quote: readable in SQL beside its scores."""
+    keys = retriever.keys(corpus)
+    rows = [
+        {"retriever": retriever.name, "quote_id": corpus.quote_ids[i], "doc_id": corpus.doc_ids[i]}
+        | {"key": keys[i], "text": corpus.texts[i]}
+        for i in retriever.applies_to(corpus)
+    ]
+    return pa.Table.from_pylist(rows, schema=schemas.INDEX_TEXTS)
+
+
+class IndexStage:
+    """One retriever over one document's quotes -> its index rows (`index:<retriever name>`).
+
+    Each retriever is its own stage: adding one, or switching a dense model, recomputes that one
+    only. Vectors whose key (text + model) is unchanged are taken from the previous published
+    output instead of being encoded again."""
+
+    unit = "document"
+    inputs = ("documents", "quotes", "quote_texts")
+    upstream = ("parse", "describe")
+    sources = ("interleaf.index", "interleaf.text", "interleaf.kinds")
+    retries = 1
+    retry_on: tuple[type[BaseException], ...] = (OSError,)
+
+    def __init__(self, spec: RetrieverConfig, config: IndexConfig) -> None:
+        self.spec, self.index_config = spec, config
+        self.name = f"{STAGE}:{spec.name}"
+        self.outputs = ("index_texts",) if spec.kind == "bm25" else ("index_texts", "quote_embeddings")
+        self._retriever: Retriever | None = None
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            self._retriever = get_retriever(self.spec)
+        return self._retriever
+
+    def config(self) -> dict[str, Any]:
+        return {"retriever": self.spec.fingerprint_config(), "skip_kinds": sorted(self.index_config.skip_kinds)}
+
+    def prompt_hashes(self) -> list[str]:
+        return []
+
+    def version(self) -> dict[str, str]:
+        engine = self.spec.kind if self.spec.kind == "bm25" else getattr(self.spec, "backend", "")
+        return package_versions(ENGINES.get(engine, ()))
+
+    def run(self, given: StageInput) -> StageOutput:
+        tables = given.tables
+        corpus = corpus_for(self.spec, self.index_config, tables["quotes"], tables["documents"], tables["quote_texts"])
+        retriever = self.retriever
+        out = {"index_texts": index_texts_rows(retriever, corpus)}
+        encoded = corpus_size = len(retriever.applies_to(corpus))
+        if "quote_embeddings" in self.outputs:
+            out["quote_embeddings"] = retriever.encode(corpus, given.previous.get("quote_embeddings"), str(given.root))
+            encoded = getattr(retriever, "encoded_count", corpus_size)
+        return StageOutput(out, counts={"quotes": corpus_size, "encoded": encoded})
 
 
 @dataclass
@@ -112,10 +148,4 @@ def load_index(
 
 
 def _empty(retriever: Retriever) -> pa.Table:
-    from warehouse import schemas
-
     return schemas.empty(retriever.table)
-
-
-def build_retrievers(config: IndexConfig) -> list[tuple[RetrieverConfig, Retriever]]:
-    return [(spec, get_retriever(spec)) for spec in config.retrievers]

@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from interleaf.errors import DocumentError, StageError
+from interleaf.parse.config import ParseConfig
 from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
+from interleaf.stage import StageInput, StageOutput
+from interleaf.versions import package_versions
 from warehouse import schemas
 
 STAGE = "parse"
-TABLES = ("documents", "pages", "quotes", "rejects")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A document to parse: its file, and the SHA-256 of its bytes that names it."""
+
+    path: str
+    doc_id: str
 
 
 @dataclass(frozen=True)
@@ -119,3 +131,59 @@ def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_ma
     except Exception as exc:
         raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
     return to_tables(doc, parsed, parser.name, fingerprint)
+
+
+# What each parse backend runs beyond this package's source: its engines' releases.
+ENGINES = {
+    "layout": ("pymupdf", "rapid-layout", "rapidocr", "onnxruntime"),
+    "mineru": ("pymupdf", "mineru"),
+    "content_list": ("pymupdf",),
+}
+
+
+class ParseStage:
+    """A document (its file) -> documents, pages, quotes and crops."""
+
+    name = STAGE
+    unit = "document"
+    inputs: tuple[str, ...] = ()
+    outputs = ("pages", "quotes", "documents")  # `documents` last: it commits the others
+    upstream: tuple[str, ...] = ()
+    sources = ("interleaf.parse", "interleaf.text", "interleaf.kinds")
+    retries = 1
+    retry_on: tuple[type[BaseException], ...] = (OSError,)
+
+    def __init__(self, config: ParseConfig) -> None:
+        self.settings = config
+        self.parser = get_parser(config)
+
+    def config(self) -> dict[str, Any]:
+        return {"backend": self.parser.name, **self.parser.fingerprint_config()}
+
+    def prompt_hashes(self) -> list[str]:
+        return []
+
+    def version(self) -> dict[str, str]:
+        return package_versions(ENGINES.get(self.parser.name, ()))
+
+    def run(self, given: StageInput) -> StageOutput:
+        source: SourceFile = given.source
+        path = Path(source.path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise DocumentError(source.path, f"cannot read the file: {exc}", source.doc_id) from exc
+        doc = DocumentInput(source.doc_id, path.name, str(path.resolve()), data)
+        out = parse_document(doc, self.parser, given.fingerprint, given.page_map)
+        return StageOutput(
+            {"pages": out.pages, "quotes": out.quotes, "documents": out.documents},
+            rejects=out.rejects,
+            files=out.files,
+            counts={"pages": out.page_count, "quotes": out.quotes.num_rows},
+        )
+
+
+def get_parser(config: ParseConfig) -> Parser:
+    from interleaf.parse.registry import get_parser as by_name
+
+    return by_name(config)

@@ -43,7 +43,9 @@ class LMMFilterConfig(Strict):
 
 
 class RetrieveConfig(Strict):
+    # what `interleaf answer` and `ask` search: the question's own document, or every document
     scope: Literal["doc", "corpus"] = "doc"
+    retrievers: list[str] | None = None  # the index's retrievers asked (default: every configured one)
     depth: int = Field(50, ge=1)  # hits kept per retriever x clause
     rrf_k: float = Field(10.0, gt=0)  # Cormack et al. use 60; 10 measured best here (qa_dev, with describe text)
     clause_fusion: Literal["max", "sum"] = "max"  # how one retriever's clause lists combine

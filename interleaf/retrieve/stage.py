@@ -10,17 +10,29 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from interleaf.expand.config import ExpandConfig
-from interleaf.expand.protocol import Clause, Expander
-from interleaf.text.tokens import tokenize
-from interleaf.index.stage import LoadedIndex
+from interleaf.expand.protocol import Clause
+from interleaf.expand.stage import clauses_by_question
+from interleaf.fingerprint import canonical_json
+from interleaf.index.config import IndexConfig
+from interleaf.index.stage import LoadedIndex, load_index
+from interleaf.prompts import load_prompt
 from interleaf.retrieve.config import RetrieveConfig
 from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
 from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
 from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
+from interleaf.retrieve.registry import get_image_filter, get_reranker
+from interleaf.stage import StageInput, StageOutput
+from interleaf.text.tokens import tokenize
+from warehouse import schemas
+
+STAGE = "retrieve"
 
 
 @dataclass(frozen=True)
@@ -92,24 +104,21 @@ def prf_clause(
 def retrieve(
     index: LoadedIndex,
     questions: list[Question],
-    expander: Expander | None,
+    clauses: list[list[Clause]],
     config: RetrieveConfig,
     expand_config: ExpandConfig,
     reranker: Reranker | None = None,
-    retrievers: list[str] | None = None,
-    scope: str | None = None,
     image_filter: ImageFilter | None = None,
     load_image: ImageLoader | None = None,
 ) -> list[QuestionResult]:
-    scope = scope or config.scope
-    names = retrievers or list(index.retrievers)
-    clauses = [
-        expander.expand(q.text) if expander is not None else [Clause(q.text.strip(), "question", 1.0)]
-        for q in questions
-    ]
-    masks = [index.doc_mask(q.doc_id if scope == "doc" else None) for q in questions]
+    """`clauses[i]` are question i's expanded clauses (clause 0 the question itself)."""
+    names = config.retrievers or list(index.retrievers)
+    unknown = [n for n in names if n not in index.retrievers]
+    if unknown:
+        raise ValueError(f"retrieve.retrievers names {unknown}; the index has {list(index.retrievers)}")
+    masks = [index.doc_mask(q.doc_id if config.scope == "doc" else None) for q in questions]
     results = _run(index, questions, clauses, masks, names, config)
-    if expand_config.prf and expander is not None:
+    if expand_config.prf and expand_config.backend != "none":
         extra = [prf_clause(index, q.text, r.ranking, expand_config) for q, r in zip(questions, results, strict=True)]
         clauses = [cs + ([c] if c else []) for cs, c in zip(clauses, extra, strict=True)]
         results = _run(index, questions, clauses, masks, names, config)
@@ -175,3 +184,131 @@ def rerank(
     blended.sort(key=lambda x: -x[1])
     floor = min(s for _, s in blended)
     return blended + [(q, min(s, floor) * 0.999) for q, s in tail]
+
+
+# A loaded index is kept per process, keyed by the fingerprints it was built from: `interleaf ask`
+# in a long-lived process, and eval's variants, search it without reading and building it again.
+_LOADED: dict[str, LoadedIndex] = {}
+
+
+def rows_of_retrievers(config: IndexConfig, index_texts: pa.Table, embeddings: pa.Table) -> dict[str, pa.Table]:
+    """Each retriever's stored rows, from the tables every retriever writes into."""
+    out = {}
+    for spec in config.retrievers:
+        table = index_texts if spec.kind == "bm25" else embeddings
+        out[spec.name] = table.filter(pc.equal(table.column("retriever"), spec.name))
+    return out
+
+
+def questions_of(questions: pa.Table, documents: pa.Table) -> list[Question]:
+    doc_ids: dict[str, str] = {}
+    for d in documents.select(["name", "doc_id"]).to_pylist():
+        doc_ids.setdefault(d["name"], d["doc_id"])
+    return [
+        Question(q["question_id"], q["question"], doc_ids.get(q["doc_name"] or ""))
+        for q in questions.select(["question_id", "question", "doc_name"]).to_pylist()
+    ]
+
+
+class RetrieveStage:
+    """Questions and their clauses -> hits per retriever and clause, LMM verdicts, contexts."""
+
+    name = STAGE
+    unit = "question_set"
+    inputs = ("questions", "clauses", "documents", "quotes", "quote_texts", "index_texts", "quote_embeddings")
+    outputs = ("hits", "image_verdicts", "contexts")
+    sources = ("interleaf.retrieve", "interleaf.index", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
+    retries = 0
+    retry_on: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, config: RetrieveConfig, index_config: IndexConfig, expand_config: ExpandConfig) -> None:
+        self.settings, self.index_config, self.expand_config = config, index_config, expand_config
+        index_stages = tuple(f"index:{r.name}" for r in index_config.retrievers)
+        self.upstream = ("questions", "expand", "parse", "describe", *index_stages, "corpus")
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "retrieve": self.settings.model_dump(),
+            # how retrievers are weighted and asked changes the ranking, not the stored index
+            "retrievers": [r.model_dump(include={"name", "weight", "clauses"}) for r in self.index_config.retrievers],
+            "prf": self.expand_config.model_dump(include={"prf", "prf_docs", "prf_terms", "weights"}),
+        }
+
+    def prompt_hashes(self) -> list[str]:
+        f = self.settings.lmm_filter
+        return [load_prompt(f.prompt).hash] if f.enabled else []
+
+    def version(self) -> dict[str, str]:
+        out = {}
+        if self.settings.rerank.model:
+            out["reranker"] = self.settings.rerank.model
+        f = self.settings.lmm_filter
+        if f.enabled:
+            out["lmm_filter"] = getattr(f, f.backend).model
+        return out
+
+    def index(self, given: StageInput) -> LoadedIndex:
+        key = canonical_json(given.upstream)
+        if key not in _LOADED:
+            t = given.tables
+            rows = rows_of_retrievers(self.index_config, t["index_texts"], t["quote_embeddings"])
+            _LOADED.clear()  # one corpus at a time: an index can hold hundreds of MB of vectors
+            _LOADED[key] = load_index(self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows)
+        return _LOADED[key]
+
+    def run(self, given: StageInput) -> StageOutput:
+        index = self.index(given)
+        t = given.tables
+        questions = questions_of(t["questions"], t["documents"])
+        by_question = clauses_by_question(t["clauses"])
+        clauses = [by_question.get(q.id) or [Clause(q.text, "question", 1.0)] for q in questions]
+        image_filter = get_image_filter(self.settings.lmm_filter)
+        results = retrieve(
+            index,
+            questions,
+            clauses,
+            self.settings,
+            self.expand_config,
+            get_reranker(self.settings.rerank),
+            image_filter,
+            lambda img_path: (given.root / img_path).read_bytes(),
+        )
+        return StageOutput(result_tables(given.unit, self.settings.scope, results, index, image_filter))
+
+
+def result_tables(
+    qset_id: str, scope: str, results: list[QuestionResult], index: LoadedIndex, image_filter: ImageFilter | None
+) -> dict[str, pa.Table]:
+    key = {"qset_id": qset_id, "scope": scope}
+    hits = [
+        key
+        | {"question_id": r.question.id, "clause_id": h.clause_id, "retriever": h.retriever}
+        | {"quote_id": h.quote_id, "rank": h.rank, "score": h.score}
+        for r in results
+        for h in r.hits
+    ]
+    verdicts = [
+        key
+        | {"question_id": r.question.id, "quote_id": v.quote_id, "keep": v.keep, "p_yes": v.p_yes}
+        | {"backend": image_filter.name, "model": image_filter.model, "prompt_hash": image_filter.prompt_hash}
+        | {"error": v.error}
+        for r in results
+        for v in r.verdicts
+        if image_filter is not None
+    ]
+    contexts = []
+    for r in results:
+        for budget, ctx in r.contexts.items():
+            for position, (q, s) in enumerate(ctx, start=1):
+                i = index.position[q]
+                contexts.append(
+                    key
+                    | {"question_id": r.question.id, "budget": budget, "position": position, "quote_id": q}
+                    | {"doc_id": index.corpus.doc_ids[i], "page_idx": index.corpus.page_idx[i]}
+                    | {"modality": index.modalities[i], "score": s}
+                )
+    return {
+        "hits": pa.Table.from_pylist(hits, schema=schemas.HITS),
+        "image_verdicts": pa.Table.from_pylist(verdicts, schema=schemas.IMAGE_VERDICTS),
+        "contexts": pa.Table.from_pylist(contexts, schema=schemas.CONTEXTS),
+    }

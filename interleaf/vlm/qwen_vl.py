@@ -44,25 +44,29 @@ class QwenVL:
             self._loaded = (processor, model)
         return self._loaded
 
-    def messages(self, png: bytes, text: str) -> list[dict[str, Any]]:
-        """One user turn: the image, then the text."""
+    def image_part(self, png: bytes) -> dict[str, Any]:
+        """A content part holding one crop, resized by process_vision_info within the pixel budget."""
         from PIL import Image
 
         image = Image.open(io.BytesIO(png)).convert("RGB")
         s = self.settings
-        content = [
-            {"type": "image", "image": image, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels},
-            {"type": "text", "text": text},
-        ]
-        return [{"role": "user", "content": content}]
+        return {"type": "image", "image": image, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels}
 
-    def inputs(self, conversations: list[list[dict[str, Any]]]) -> Any:
+    def messages(self, png: bytes, text: str) -> list[dict[str, Any]]:
+        """One user turn: the image, then the text."""
+        return [{"role": "user", "content": [self.image_part(png), {"type": "text", "text": text}]}]
+
+    def inputs(self, conversations: list[list[dict[str, Any]]], **template_kwargs: Any) -> Any:
         """The batch's model inputs (token ids, attention mask, pixel values, grid sizes) on the model's
-        device, each conversation ending with the assistant's generation prompt."""
+        device, each conversation ending with the assistant's generation prompt. `template_kwargs` go
+        to the chat template (`enable_thinking` for templates that have the switch)."""
         from qwen_vl_utils import process_vision_info
 
         processor, model = self.load()
-        texts = [processor.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in conversations]
+        texts = [
+            processor.apply_chat_template(m, tokenize=False, add_generation_prompt=True, **template_kwargs)
+            for m in conversations
+        ]
         images, _videos = process_vision_info(conversations)
         return processor(text=texts, images=images, padding=True, return_tensors="pt").to(model.device)
 
@@ -70,12 +74,23 @@ class QwenVL:
         """`fn` over consecutive batches of `items`, one batch at a time under the lock; a batch that
         raises (an unreadable crop, out of memory) gives its exception to each of its items, so a
         failure stays per item and the caller decides what it means."""
-        out: list[R | Exception] = []
-        for start in range(0, len(items), size):
-            batch = items[start : start + size]
-            try:
-                with self.lock:
-                    out.extend(fn(batch))
-            except Exception as exc:
-                out.extend(exc for _ in batch)
-        return out
+        return run_batches(self.lock, items, size, fn)
+
+
+def run_batches(
+    lock: threading.Lock,
+    items: Sequence[T],
+    size: int,
+    fn: Callable[[Sequence[T]], list[R]],
+    expected: tuple[type[Exception], ...] = (Exception,),
+) -> list[R | Exception]:
+    """QwenVL.run_batches for any model: the `expected` exceptions of a batch go to each of its items."""
+    out: list[R | Exception] = []
+    for start in range(0, len(items), size):
+        batch = items[start : start + size]
+        try:
+            with lock:
+                out.extend(fn(batch))
+        except expected as exc:
+            out.extend(exc for _ in batch)
+    return out

@@ -1,0 +1,61 @@
+"""The answer flow, per question set: questions -> expand -> retrieve -> evaluate
+(generate joins between retrieve and evaluate)."""
+
+from __future__ import annotations
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.ingest import ingest_stages
+from interleaf.config import Settings
+from interleaf.evaluate.stage import EvaluateStage
+from interleaf.expand.stage import ExpandStage
+from interleaf.index.stage import LoadedIndex
+from interleaf.questions.stage import QuestionSet, QuestionsStage
+from interleaf.retrieve.stage import RetrieveStage
+from interleaf.stage import Stage, StageInput
+from tasks.context import RunContext
+from tasks.stage_task import LazyTables, Plan, UnitResult, corpus_digest, run_unit
+from warehouse import Warehouse
+
+
+def answer_stages(settings: Settings) -> list[Stage]:
+    return [
+        QuestionsStage(),
+        ExpandStage(settings.expand),
+        RetrieveStage(settings.retrieve, settings.index, settings.expand),
+        EvaluateStage(settings.evaluate, settings.retrieve.scope, settings.retrieve.budgets),
+    ]
+
+
+def answer_plan(wh: Warehouse, settings: Settings) -> Plan:
+    """The ingest stages (whose stored outputs the query stages read) and the query stages."""
+    ingest = Plan.of(ingest_stages(settings))
+    given = ingest.fingerprints | {"corpus": corpus_digest(wh, ingest)}
+    return Plan(ingest.stages + answer_stages(settings), given | Plan.of(answer_stages(settings), given).fingerprints)
+
+
+def query_stages(plan: Plan) -> list[Stage]:
+    return [s for s in plan.stages if s.unit == "question_set"]
+
+
+@task(name="stage", task_run_name="{stage}", cache_policy=NO_CACHE, log_prints=False)
+def stage_task(ctx: RunContext, plan: Plan, stage: str, qset: QuestionSet) -> UnitResult:
+    return run_unit(ctx, plan, stage, qset.qset_id, source=qset if stage == "questions" else None, path=qset.source)
+
+
+@flow(name="answer", log_prints=False)
+def answer_flow(ctx: RunContext, plans: list[Plan], qset: QuestionSet) -> list[UnitResult]:
+    """Each plan is one configuration (a scope, an ablation variant) of the same stages."""
+    return [stage_task(ctx, plan, stage.name, qset) for plan in plans for stage in query_stages(plan)]
+
+
+def open_index(wh: Warehouse, settings: Settings) -> LoadedIndex:
+    """Every configured retriever loaded from its stored rows (bench, tests, a long-lived server)."""
+    plan = answer_plan(wh, settings)
+    stage = plan.stage("retrieve")
+    assert isinstance(stage, RetrieveStage)
+    given = StageInput(
+        "", LazyTables(wh, plan, stage, ""), wh.root, upstream={u: plan.fingerprints[u] for u in stage.upstream}
+    )
+    return stage.index(given)

@@ -1,0 +1,137 @@
+"""Runs the answer flow for the CLI: `answer`, `eval` (scopes x ablation variants) and `ask`.
+
+When every query stage is already stored for the question set under the configured
+fingerprints, Prefect is not started at all: the views are pointed at the stored outputs and the
+ledger records the run as cached.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from flows.answer import answer_flow, answer_plan, query_stages
+from interleaf.config import Settings
+from interleaf.evaluate.ablation import FULL, Variant
+from interleaf.questions.stage import QuestionSet
+from tasks.context import RunContext, new_run_id
+from tasks.stage_task import Plan, UnitResult, is_done, publish, record_unchanged, run_unit
+from warehouse import Warehouse
+
+
+@dataclass
+class QueryRun:
+    run_id: str
+    qset: QuestionSet
+    plans: dict[tuple[str, str], Plan]  # (variant, scope) -> plan
+    results: list[UnitResult] = field(default_factory=list)
+    seconds: float = 0.0
+    flow_started: bool = False
+
+    def table(self, name: str, variant: str = FULL.name, scope: str | None = None) -> pa.Table:
+        """One output table of this question set under the (variant, scope) configuration."""
+        scope = scope or next(s for v, s in self.plans if v == variant)
+        plan = self.plans[(variant, scope)]
+        stage = next(s for s in plan.stages if name in s.outputs)
+        return self._wh.read_table(name, plan.fingerprints[stage.name], [self.qset.qset_id])
+
+    _wh: Warehouse = field(default=None, repr=False)  # type: ignore[assignment]
+
+
+def run_queries(
+    root: Path,
+    settings: Settings,
+    qset: QuestionSet,
+    scopes: list[str],
+    variants: list[Variant] | None = None,
+    force_from: str | None = None,
+    use_prefect: bool = True,
+) -> QueryRun:
+    started = time.perf_counter()
+    wh = Warehouse(root)
+    variants = variants or [FULL]
+    plans = {(v.name, scope): answer_plan(wh, _configure(settings, v, scope)) for v in variants for scope in scopes}
+    first = next(iter(plans.values()))
+    ctx = RunContext(new_run_id(), "answer", str(wh.root), settings, forced_from(first, force_from))
+    run = QueryRun(ctx.run_id, qset, plans, _wh=wh)
+    todo = [
+        p
+        for p in plans.values()
+        if any(ctx.forced(s.name) or not is_done(wh, s, p.fingerprints[s.name], qset.qset_id) for s in query_stages(p))
+    ]
+    if not todo:
+        for plan in plans.values():
+            record_unchanged(ctx, Plan(query_stages(plan), plan.fingerprints), [qset.qset_id])
+    elif use_prefect:
+        run.flow_started = True
+        run.results = answer_flow(ctx, todo, qset)
+    else:
+        run.results = [
+            run_unit(ctx, p, s.name, qset.qset_id, source=qset if s.name == "questions" else None, path=qset.source)
+            for p in todo
+            for s in query_stages(p)
+        ]
+    for (variant, scope), plan in plans.items():
+        # the full configuration's traces are what the views show; an ablation adds its scores only
+        only = [s.name for s in query_stages(plan)] if variant == FULL.name else ["evaluate"]
+        publish(ctx, plan, f"answer:{scope}" if variant == FULL.name else f"eval:{variant}:{scope}", only)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _configure(settings: Settings, variant: Variant, scope: str) -> Settings:
+    return Variant(variant.name, variant.overrides | {"retrieve.scope": scope}).apply(settings)
+
+
+def forced_from(plan: Plan, stage: str | None) -> frozenset[str]:
+    """`run --from STAGE` for a query stage: that stage and every query stage after it."""
+    if stage is None:
+        return frozenset()
+    names = [s.name for s in query_stages(plan)]
+    if stage not in names:
+        raise ValueError(f"unknown stage {stage!r}; the answer flow's stages are {', '.join(names)}")
+    return frozenset(names[names.index(stage) :])
+
+
+def recall_summary(run: QueryRun) -> list[dict[str, object]]:
+    """Per (variant, scope): recall by evidence group and k, counts, and the evidence missed at
+    the largest budget (the `eval --json` shape)."""
+    out = []
+    for variant, scope in run.plans:
+        rows = run.table("eval_results", variant, scope).to_pylist()
+        evidence = run.table("eval_evidence", variant, scope).to_pylist()
+        top = max((r["budget"] for r in evidence), default=0)
+        recall: dict[str, dict[str, float]] = {}
+        n: dict[str, int] = {}
+        for r in rows:
+            recall.setdefault(r["modality"], {})[str(r["k"])] = r["recall"]
+            n[r["modality"]] = r["n_evidence"]
+        misses = [
+            {"question": e["question_id"], "evidence": e["evidence_idx"], "group": e["modality"]}
+            | {"findable": e["matching_quotes"] > 0}
+            for e in evidence
+            if e["budget"] == top and e["rank"] is None
+        ]
+        out.append({"variant": variant, "scope": scope, "n": n, "recall": recall, "misses": misses})
+    return out
+
+
+def stored_question_sets(root: Path) -> list[QuestionSet]:
+    """Every question set the views show, rebuilt from its stored rows (its file may be gone)."""
+    from warehouse.catalog import connect
+
+    con = connect(Warehouse(root))
+    try:
+        rows = con.sql("SELECT * FROM questions ORDER BY qset_id, question_id").to_arrow_table().to_pylist()
+    finally:
+        con.close()
+    sets: dict[str, list[dict]] = {}
+    for r in rows:
+        sets.setdefault(r["qset_id"], []).append(r)
+    keep = ("question_id", "question", "doc_name", "answer", "evidence_json", "question_type")
+    return [
+        QuestionSet(qset_id, rs[0]["source"], [{k: r[k] for k in keep} for r in rs]) for qset_id, rs in sets.items()
+    ]

@@ -1,0 +1,133 @@
+"""The evaluate stage: a question set's contexts against its gold evidence -> recall@k rows.
+
+Evidence matching is the corpus README's (interleaf/evidence.py): same document and page, and the
+needle inside the quote's text, caption or (image quotes) OCR / table / VLM text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from interleaf.evaluate.config import EvaluateConfig
+from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, outcomes, recall_table
+from interleaf.index.corpus import QuoteCorpus
+from interleaf.stage import StageInput, StageOutput
+from warehouse import schemas
+
+STAGE = "evaluate"
+
+
+def qa_items(questions: pa.Table) -> list[QAItem]:
+    items = []
+    for q in questions.to_pylist():
+        evidence = json.loads(q["evidence_json"]) if q["evidence_json"] else []
+        items.append(
+            QAItem(
+                q["question_id"],
+                q["doc_name"] or "",
+                q["question"],
+                tuple(Evidence(int(e["page"]), e.get("modality", "text"), e["needle"]) for e in evidence),
+            )
+        )
+    return items
+
+
+def evidence_corpus(quotes: pa.Table, quote_texts: pa.Table) -> QuoteCorpus:
+    """Every quote with the texts an evidence needle is sought in."""
+    described: dict[str, list[str]] = {}
+    for r in quote_texts.select(["quote_id", "ocr_text", "table_md", "vlm_text"]).to_pylist():
+        described[r["quote_id"]] = [t for t in (r["ocr_text"], r["table_md"], r["vlm_text"]) if t]
+    corpus = QuoteCorpus()
+    for r in quotes.select(["quote_id", "doc_id", "page_idx", "kind", "text", "caption", "img_path"]).to_pylist():
+        corpus.quote_ids.append(r["quote_id"])
+        corpus.doc_ids.append(r["doc_id"])
+        corpus.page_idx.append(r["page_idx"])
+        corpus.kinds.append(r["kind"])
+        corpus.texts.append(r["text"])
+        corpus.match_texts.append([r["text"], r["caption"], *described.get(r["quote_id"], [])])
+        corpus.img_paths.append(r["img_path"])
+    return corpus
+
+
+def contexts_by_question(contexts: pa.Table) -> dict[str, dict[int, list[str]]]:
+    out: dict[str, dict[int, list[tuple[int, str]]]] = {}
+    for r in contexts.select(["question_id", "budget", "position", "quote_id"]).to_pylist():
+        out.setdefault(r["question_id"], {}).setdefault(r["budget"], []).append((r["position"], r["quote_id"]))
+    return {q: {b: [x for _, x in sorted(v)] for b, v in by.items()} for q, by in out.items()}
+
+
+class EvaluateStage:
+    """Contexts (and, later, answers) against the gold of a question set -> evaluation rows."""
+
+    name = STAGE
+    unit = "question_set"
+    inputs = ("questions", "contexts", "documents", "quotes", "quote_texts")
+    outputs = ("eval_evidence", "eval_results")
+    upstream = ("retrieve",)
+    sources = ("interleaf.evaluate", "interleaf.evidence")
+    retries = 0
+    retry_on: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, config: EvaluateConfig, scope: str, budgets: list[int]) -> None:
+        self.settings, self.scope, self.budgets = config, scope, budgets
+
+    def config(self) -> dict[str, Any]:
+        return {**self.settings.model_dump(), "scope": self.scope, "budgets": self.budgets}
+
+    def prompt_hashes(self) -> list[str]:
+        return []
+
+    def version(self) -> dict[str, str]:
+        return {}
+
+    def run(self, given: StageInput) -> StageOutput:
+        t = given.tables
+        items = qa_items(t["questions"])
+        names = {d["name"]: d["doc_id"] for d in t["documents"].select(["name", "doc_id"]).to_pylist()}
+        outs = outcomes(
+            evidence_corpus(t["quotes"], t["quote_texts"]), items, names, contexts_by_question(t["contexts"])
+        )
+        key = {"qset_id": given.unit, "variant": self.settings.variant, "scope": self.scope}
+        rows = [
+            key | {"modality": group, "k": k, "recall": value, "n_evidence": counts[group], "qa_file": source}
+            for source in {q["source"] for q in t["questions"].select(["source"]).to_pylist()}
+            for counts in [_counts(outs)]
+            for group, by_k in recall_table(outs, self.budgets).items()
+            for k, value in by_k.items()
+        ]
+        return StageOutput(
+            {
+                "eval_evidence": pa.Table.from_pylist(
+                    _evidence_rows(key, items, outs, self.budgets), schema=schemas.EVAL_EVIDENCE
+                ),
+                "eval_results": pa.Table.from_pylist(rows, schema=schemas.EVAL_RESULTS),
+            }
+        )
+
+
+def _counts(outs: list[EvidenceOutcome]) -> dict[str, int]:
+    return {
+        "text": sum(o.group == "text" for o in outs),
+        "image": sum(o.group == "image" for o in outs),
+        "all": len(outs),
+    }
+
+
+def _evidence_rows(
+    key: dict[str, str], items: list[QAItem], outs: list[EvidenceOutcome], budgets: list[int]
+) -> list[dict[str, Any]]:
+    evidence = {(i.id, n): e for i in items for n, e in enumerate(i.evidence)}
+    return [
+        key
+        | {"question_id": o.question_id, "evidence_idx": o.evidence_idx, "modality": o.group}
+        | {
+            "page": evidence[(o.question_id, o.evidence_idx)].page,
+            "needle": evidence[(o.question_id, o.evidence_idx)].needle,
+        }
+        | {"matching_quotes": len(o.matches), "budget": b, "rank": o.first_rank.get(b)}
+        for o in outs
+        for b in budgets
+    ]

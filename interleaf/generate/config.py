@@ -1,0 +1,65 @@
+"""Shape of the generate stage's configuration (values in configs/default.yaml)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from interleaf.vlm.config import ChatServerConfig, QwenVLConfig, Strict
+
+
+class OfflineConfig(Strict):
+    """The extractive composer (offline.py): grounded by construction, no model."""
+
+    max_words: int = Field(200, ge=20)  # the answer stays short; MMDocRAG's gold answers average ~220 tokens
+    # the most quotes one answer cites: MMDocRAG's gold answers cite 2.7 on average (Table 2)
+    max_quotes: int = Field(3, ge=1)
+
+
+class GenerateOpenAIConfig(ChatServerConfig):
+    """Any OpenAI-compatible server: `vllm serve Qwen/Qwen2.5-VL-7B-Instruct`, SGLang, Ollama.
+    `max_tokens` bounds each answer (and each merge / extraction call); a thinking model needs more."""
+
+
+class GenerateTransformersConfig(QwenVLConfig):
+    """Qwen2.5-VL (multimodal) or a text LLM (pure-text) in process; which one is read from the model's
+    config.json (a `vision_config` means a VLM). Greedy decoding."""
+
+    max_new_tokens: int = Field(512, ge=1)
+
+
+class GenerateConfig(Strict):
+    backend: Literal["offline", "openai", "transformers"] = "offline"
+    # text: image quotes go as their VLM-text (else OCR-text); multimodal: as the crops themselves
+    input_mode: Literal["text", "multimodal"] = "text"
+    budget: int = Field(15, ge=1)  # the retrieved context answered from: 15 = 5 images + 10 texts (MMDocRAG §4.8)
+    quote_order: Literal["retrieved", "shuffled"] = "retrieved"  # MMDocRAG footnote 7
+    seed: int = 0  # the shuffle's seed
+    # single: one call over the whole context (MMDocRAG Appendix C.1); two_step: RefLVQA §5.2's Two-step
+    # MultiRAG, an answer from the text quotes and one from the image quotes, merged by a third call
+    strategy: Literal["single", "two_step"] = "single"
+    # MAVIS §5.2: facts are first extracted from each image quote without the question, then the answer
+    # is written from them (image quotes only: the paper's gain is there, §5.6; text quotes are text already)
+    knowledge_extraction: bool = False
+    # models with a thinking switch (Qwen3-style chat templates): on / off; default leaves the model's own
+    thinking: Literal["on", "off", "default"] = "default"
+    offline: OfflineConfig = OfflineConfig()
+    openai: GenerateOpenAIConfig = GenerateOpenAIConfig()
+    transformers: GenerateTransformersConfig = GenerateTransformersConfig()
+
+    @model_validator(mode="after")
+    def _model_options_need_a_model(self) -> GenerateConfig:
+        if self.backend == "offline":
+            used = {
+                "strategy=two_step": self.strategy != "single",
+                "knowledge_extraction=true": self.knowledge_extraction,
+                f"thinking={self.thinking}": self.thinking != "default",
+            }
+            wrong = [name for name, on in used.items() if on]
+            if wrong:
+                raise ValueError(
+                    f"generate.{', generate.'.join(wrong)} need a model: set generate.backend to openai or "
+                    "transformers (the offline composer calls no model)"
+                )
+        return self

@@ -1,0 +1,469 @@
+"""The offline generator: an extractive composer, grounded by construction (no model).
+
+It answers from the context's own sentences and table rows: every sentence it writes is copied
+from a quote (a table row is read with its column headers) and cited to it, `[i]` for text quotes
+and `![short conclusion](imageN)` for image quotes placed right after the sentence they support
+(MMDocRAG §3, Appendix E.3 formats). Sentences are scored against the question and its clauses:
+the question's words weighted by rarity in this context, its anchors (entities, numbers, "Table 2"
+references, quoted phrases), and whether the sentence states a number when the question asks for
+one. MMDocRAG's quote-selection F1 rewards citing few quotes, but the right ones; so it cites the
+best quote and adds another only when it answers a part of the question the first leaves open,
+while taking freely more sentences from a quote it already cites (that costs no precision).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from interleaf.evidence import fold
+from interleaf.expand.rules import anchors
+from interleaf.generate.citations import image_alt
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
+from interleaf.generate.sentences import (
+    TEXT_MARK,
+    content_words,
+    dehyphenate,
+    numbers_in,
+    split_prose,
+    TableRow,
+    table_rows,
+)
+
+UnitKind = Literal["sentence", "caption", "row", "ocr"]
+
+# Questions that want a number back: a sentence stating one is more likely the answer.
+_WANTS_NUMBER = re.compile(
+    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|large)|what\s+(?:percentage|percent|share"
+    r"|proportion|number|value|score|amount|date|year|age|size|rate|ratio|accuracy|gain)|when|which\s+year|by\s+how"
+    r"|(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:value|score|number))\b",
+    re.I,
+)
+# Questions that name a visual: image quotes are likely evidence.
+_WANTS_VISUAL = re.compile(
+    r"\b(?:tables?|figures?|fig\.|charts?|diagrams?|graphs?|plots?|panels?|images?|pictures?|illustrations?|photos?"
+    r"|maps?|screenshots?|infographics?|pictured|depicted|shown)\b",
+    re.I,
+)
+# "Table 2", "Figure 4-69", "Example 2-1": a label an image quote's caption starts with.
+_LABEL = re.compile(
+    r"\b(?:Table|Figure|Fig\.?|Chart|Example|Equation|Eq\.?|Listing|Exhibit|Diagram)\s*[0-9IVX]+(?:[.\-–][0-9]+)*\b",
+    re.I,
+)
+_MARK_WORD = re.compile(r"\b(image|quote)(\s*#?\s*\d)", re.I)
+_QUOTED_LINE = re.compile(r"^[^:“\"]{0,40}:\s*(?=[“\"])")  # `The document says about it: “...”`
+_QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
+_LEAD_IN = re.compile(r"^[A-Z][\w ]{0,30}:\s+")  # "Caption: ", "Text in the figure: "
+_MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top)\b", re.I)
+_LEAST = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|worst|shortest|weakest)\b", re.I)
+_BRACKETED = re.compile(r"^\s*\[.*\]\s*$")
+
+# Weights of the score's parts. Set by reading, not fitted; on qa_dev (36 questions) moving any of
+# them by ±0.1 moves quote-selection F1 by at most ~0.03 (see the report of the generate stage).
+W_COVERAGE = 0.5  # the question's words, rarity-weighted, the sentence holds
+W_ANCHOR = 0.35  # the question's anchors it holds (entities, numbers, Table/Figure references)
+W_NUMBER = 0.1  # it states a number and the question asks for one
+W_RANK = 0.15  # the retriever's order: the first quote gets it all, the fifth a fifth
+CLAUSE_WEIGHT = 0.5  # a word only in an expanded clause counts half a word of the question
+CONTEXT_WEIGHT = 0.4  # a word the sentence's quote (or caption) holds, but not the sentence itself
+# A second quote is cited when it scores at least this share of the best one and answers at least
+# this share of the question (weighted words and anchors) that the cited ones leave open.
+MIN_RELATIVE = 0.6
+MIN_GAIN = 0.2
+# More sentences from a quote already cited: those scoring at least this share of its best, at most
+# this many (a table's rows are each a sentence).
+SAME_QUOTE_RELATIVE = 0.7
+MAX_PER_QUOTE = 4
+LABEL_BOOST = 2.0  # a question's `Table 5` held as the image quote's own label counts double
+OTHER_LABEL = 0.6  # an image labelled `Table 2` when the question names another table
+W_EXTREME = 0.15  # the row with the highest value, when the question asks for the highest
+# A clause's best quote is cited too when it outscores, on that clause, every cited quote by this factor.
+CLAUSE_LEAD = 1.25
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A candidate sentence: one sentence of a quote, one caption sentence, one table row."""
+
+    quote: ContextQuote
+    text: str  # as written in the answer, before its citation
+    kind: UnitKind
+    position: int  # order within its quote
+    words: frozenset[str]
+    numbers: tuple[str, ...]
+    row: TableRow | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    unit: Unit
+    score: float
+    terms: frozenset[str]  # the question's words it answers
+    anchors: frozenset[str]  # the question's anchors it answers
+
+
+class OfflineGenerator:
+    name = "offline"
+    model: str | None = None
+    input_mode: InputMode = "text"
+
+    def __init__(self, config: OfflineConfig) -> None:
+        self.config = config
+
+    def prompt_hashes(self) -> list[str]:
+        return []
+
+    def version(self) -> dict[str, str]:
+        return {}
+
+    def generate(self, requests: list[AnswerRequest], load_image: ImageLoader) -> list[GeneratedAnswer]:
+        return [GeneratedAnswer(r.question_id, self.compose(r)) for r in requests]
+
+    def compose(self, request: AnswerRequest) -> str:
+        """The answer's Markdown: the best-scoring sentence first, each cited, images beside theirs."""
+        labels = image_labels(request.quotes)
+        units = [u for q in request.quotes for u in units_of(q)]
+        if not units:
+            return ""
+        scored = score_units(request.question, request.clauses[1:], units, labels, request.quotes)
+        cited = select_quotes(request, scored, units, labels, self.config.max_quotes)
+        by_quote: dict[str, list[Scored]] = {}
+        for s in _without_repeats(sorted(scored, key=lambda s: -s.score)):
+            by_quote.setdefault(s.unit.quote.quote_id, []).append(s)
+        return write([_from_quote(by_quote[qid]) for qid in cited], labels, self.config.max_words)
+
+
+# -- candidate sentences ---------------------------------------------------------------------------
+
+
+def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
+    """quote_id -> `Table 2`, `Figure 4-68` for the image quotes whose label is known: the label
+    their caption starts with, else one on a line of their own text (a caption the parser left
+    inside the figure), else the label of a caption the parser made a text quote of, when it sits
+    on the same page as exactly one unlabelled image quote of its kind."""
+    labels: dict[str, str] = {}
+    for q in quotes:
+        if q.modality != "image":
+            continue
+        for text in (q.caption, q.ocr_text, q.text):
+            m = next((_LABEL.match(line.strip()) for line in (text or "").splitlines() if _LABEL.match(line.strip())), None)
+            if m:
+                labels[q.quote_id] = re.sub(r"\s+", " ", m.group(0))
+                break
+    for t in quotes:
+        m = _LABEL.match(t.text.strip()) if t.modality == "text" else None
+        if m is None or not re.match(r"[:.]", t.text.strip()[m.end() :]):
+            continue  # a caption reads "Table 5: ..." or "Figure 3. ..."; "Table 5 shows ..." is prose
+        kind = _kind_of_label(m.group(0))
+        orphans = [
+            q
+            for q in quotes
+            if q.modality == "image"
+            and q.page_idx == t.page_idx
+            and q.doc_id == t.doc_id
+            and q.quote_id not in labels
+            and _kind_of_label(q.kind) == kind
+        ]
+        if len(orphans) == 1:
+            labels[orphans[0].quote_id] = re.sub(r"\s+", " ", m.group(0))
+    return labels
+
+
+def _kind_of_label(label: str) -> str:
+    return fold(label).split()[0].rstrip(".")[:3] if label.strip() else ""  # "tab", "fig", "exa"
+
+
+def where(quote: ContextQuote, labels: dict[str, str]) -> str:
+    """How the answer names an image quote's place: `Table 2 (page 4)`."""
+    label = labels.get(quote.quote_id)
+    page = f"page {quote.page_idx + 1}"
+    return f"{label} ({page})" if label else f"The {quote.kind} on {page}"
+
+
+def units_of(quote: ContextQuote) -> list[Unit]:
+    texts: list[tuple[str, UnitKind, TableRow | None]] = []
+    if quote.modality == "text":
+        texts = [(s, "sentence", None) for s in split_prose(dehyphenate(quote.text))]
+    else:
+        caption = dehyphenate(quote.caption or "")
+        texts += [(s, "caption", None) for s in split_prose(caption)]
+        rows = next((r for r in (table_rows(t or "") for t in (quote.text, quote.vlm_text, quote.ocr_text)) if r), [])
+        texts += [(row.as_text(), "row", row) for row in rows]
+        texts += [(s, "sentence", None) for s in _description_sentences(quote)]
+        if not rows:
+            ocr = [line.strip() for line in (quote.ocr_text or "").splitlines() if len(line.split()) >= 2]
+            kind: UnitKind = "row" if quote.kind == "table" else "ocr"
+            texts += [(line, kind, None) for line in ocr]
+    out = []
+    for i, (text, kind, row) in enumerate(texts):
+        text = escape_marks(text)
+        out.append(Unit(quote, text, kind, i, frozenset(content_words(text)), tuple(numbers_in(text)), row))
+    return out
+
+
+def escape_marks(text: str) -> str:
+    """A quote's own `[18]` (a reference) or "image 3" must not read as a citation once copied."""
+    text = TEXT_MARK.sub(lambda m: m.group(0).replace("[", "\\[").replace("]", "\\]"), text)
+    return _MARK_WORD.sub(lambda m: f"{m.group(1)}\u2060{m.group(2)}", text)  # a word joiner: shown as is
+
+
+def _description_sentences(quote: ContextQuote) -> list[str]:
+    """Prose a describer wrote about an image (VLM-text), without what the caption, the OCR-text
+    or the table already give, and without its bookkeeping lines."""
+    if not quote.vlm_text:
+        return []
+    raw = quote.caption or ""
+    known = fold(f"{raw}\n{dehyphenate(raw)}\n{quote.ocr_text or ''}")
+    out: list[str] = []
+    for line in quote.vlm_text.splitlines():
+        line = line.strip()
+        if not line or line.endswith(":") or line.startswith("|") or _BRACKETED.match(line):
+            continue
+        if fold(_LEAD_IN.sub("", line)) in known:  # "Caption: Table 2: ..." repeats the caption
+            continue
+        line = _QUOTED_LINE.sub("", line).replace("“", "").replace("”", "")
+        out += [s for s in split_prose(dehyphenate(line)) if fold(s) not in known and len(content_words(s)) >= 3]
+    return out
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cue:
+    """An anchor of the question: a name, number, quoted phrase or `Table 2` the evidence repeats."""
+
+    text: str  # folded
+    weight: float
+    reference: bool  # `Table 2`, `Figure 4-69`: names an image quote by its label
+
+
+def cues_of(question: str) -> list[Cue]:
+    found = {fold(a): a for a in anchors(question)}
+    quoted = {fold(m.group(1)) for m in _QUOTED.finditer(question)}
+    for key in quoted:  # the expander drops a quoted phrase that starts like a question ('How cancer starts')
+        found.setdefault(key, key)
+    out = []
+    for key, text in found.items():
+        reference = _LABEL.fullmatch(text.strip()) is not None
+        out.append(Cue(key, 2.0 if reference or key in quoted else 1.0, reference))
+    return out
+
+
+def _query_weights(question: str, clauses: Sequence[str], units: Sequence[Unit]) -> dict[str, float]:
+    """The question's content words, weighted by rarity among this context's sentences (a word
+    every sentence has tells none apart); words only an expanded clause has count less."""
+    weights: dict[str, float] = {}
+    for i, clause in enumerate([question, *clauses]):
+        for word in content_words(clause):
+            weights[word] = max(weights.get(word, 0.0), 1.0 if i == 0 else CLAUSE_WEIGHT)
+    n = len(units)
+    out = {}
+    for word, w in weights.items():
+        df = sum(word in u.words for u in units)
+        if df:  # a word no sentence has cannot tell sentences apart
+            out[word] = w * math.log(1 + n / df)
+    return out
+
+
+def _contains(text: str, cue: str) -> bool:
+    # whole-token match: "5" must not match "15", nor "Table 5" match "Table 50" or "Table 5-1"
+    return re.search(rf"(?<![\w.]){re.escape(cue)}(?![\w]|[.\-–]\d)", text) is not None
+
+
+def score_units(
+    question: str,
+    clauses: Sequence[str],
+    units: Sequence[Unit],
+    labels: dict[str, str],
+    quotes: Sequence[ContextQuote],
+) -> list[Scored]:
+    weights = _query_weights(question, clauses, units)
+    total = sum(weights.values()) or 1.0
+    folded = {id(u): fold(u.text) for u in units}
+    label_of = {qid: fold(label) for qid, label in labels.items()}
+    cues = [
+        c
+        for c in cues_of(question)
+        if c.text in label_of.values() or any(_contains(t, c.text) for t in folded.values())
+    ]  # a cue no sentence holds tells none apart
+    cue_total = sum(c.weight for c in cues) or 1.0
+    referenced = [c.text for c in cues if c.reference]
+    wants_number = bool(_WANTS_NUMBER.search(question))
+    rank = {q.quote_id: i for i, q in enumerate(quotes)}
+    context = _quote_words(units)
+    extremes = _extreme_rows(question, units, weights)
+
+    out = []
+    for u in units:
+        qid = u.quote.quote_id
+        own = {t for t in weights if t in u.words}
+        near = {t for t in weights if t in context[qid]} - own
+        coverage = (sum(weights[t] for t in own) + CONTEXT_WEIGHT * sum(weights[t] for t in near)) / total
+        label = label_of.get(qid, "")
+        held = frozenset(c.text for c in cues if _contains(folded[id(u)], c.text) or c.text == label)
+        # the image a question names by its label is the evidence; a sentence naming it points there
+        anchor = sum(c.weight * (LABEL_BOOST if c.text == label else 1.0) for c in cues if c.text in held)
+        number = 1.0 if wants_number and u.numbers else 0.0
+        prior = 1.0 / (1 + rank[qid])
+        score = W_COVERAGE * coverage + W_ANCHOR * min(1.0, anchor / cue_total) + W_NUMBER * number + W_RANK * prior
+        score += W_EXTREME if id(u) in extremes else 0.0
+        if label and label not in referenced and any(_kind_of_label(r) == _kind_of_label(label) for r in referenced):
+            score *= OTHER_LABEL  # the question names Table 5; this is Table 2
+        out.append(Scored(u, score, frozenset(own), held))
+    return out
+
+
+def _quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
+    """Every word of a quote (its caption included), the context a sentence is read in."""
+    out: dict[str, set[str]] = {}
+    for u in units:
+        out.setdefault(u.quote.quote_id, set()).update(u.words)
+    return out
+
+
+def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float]) -> set[int]:
+    """For "which ... the highest/fewest ...": in each table, the rows holding the largest (or
+    smallest) value of the columns whose header shares a word with the question (all numeric
+    columns when none does)."""
+    most, least = _MOST.search(question), _LEAST.search(question)
+    if bool(most) == bool(least):
+        return set()
+    pick = max if most else min
+    tables: dict[str, list[Unit]] = {}
+    for u in units:
+        if u.row is not None:
+            tables.setdefault(u.quote.quote_id, []).append(u)
+    out: set[int] = set()
+    for rows in tables.values():
+        header = rows[0].row.header if rows[0].row else ()
+        numeric = [j for j in range(len(header) or len(rows[0].row.cells if rows[0].row else ())) if _numeric(rows, j)]
+        named = [j for j in numeric if j < len(header) and _shares_word(header[j], weights)]
+        for j in named or numeric:
+            valued = [(u.row.value(j), u) for u in rows if u.row is not None and u.row.value(j) is not None]
+            best = pick(v for v, _ in valued)
+            out.update(id(u) for v, u in valued if v == best)
+    return out
+
+
+def _numeric(rows: list[Unit], column: int) -> bool:
+    return sum(u.row is not None and u.row.value(column) is not None for u in rows) >= 2
+
+
+def _shares_word(header: str, weights: dict[str, float]) -> bool:
+    """A header word the question has, or one that starts a question word ("Text" / "textual")."""
+    return any(h == w or (len(h) >= 3 and w.startswith(h)) for h in content_words(header) for w in weights)
+
+
+# -- selecting and writing -------------------------------------------------------------------------
+
+
+def select_quotes(
+    request: AnswerRequest, scored: list[Scored], units: Sequence[Unit], labels: dict[str, str], max_quotes: int
+) -> list[str]:
+    """The quotes to cite, best first: the best sentence's quote; another when it answers a share
+    of the question the cited ones leave open; another when it is clearly the best for one of the
+    expanded query's clauses."""
+    ranked = sorted(scored, key=lambda s: -s.score)
+    best = ranked[0]
+    cited = [best.unit.quote.quote_id]
+    terms, cues = set(best.terms), set(best.anchors)
+    open_mass = len(set().union(*(s.terms for s in scored))) + len(set().union(*(s.anchors for s in scored))) or 1
+    for s in ranked[1:]:
+        qid = s.unit.quote.quote_id
+        if qid in cited or len(cited) >= max_quotes:
+            continue
+        if s.score < MIN_RELATIVE * best.score:
+            break
+        if (len(s.terms - terms) + len(s.anchors - cues)) / open_mass >= MIN_GAIN:
+            cited.append(qid)
+            terms |= s.terms
+            cues |= s.anchors
+    for clause in request.clauses[1:]:
+        if len(cited) >= max_quotes:
+            break
+        by_clause = sorted(score_units(clause, (), units, labels, request.quotes), key=lambda s: -s.score)
+        top = by_clause[0]
+        held = max((s.score for s in by_clause if s.unit.quote.quote_id in cited), default=0.0)
+        if top.unit.quote.quote_id not in cited and top.score >= CLAUSE_LEAD * held:
+            cited.append(top.unit.quote.quote_id)
+    return cited
+
+
+def _without_repeats(ranked: list[Scored]) -> list[Scored]:
+    """A sentence two quotes share (a caption parsed as a text quote too, a sentence a describer
+    quoted from the page) is kept once, where it scores best."""
+    seen: set[str] = set()
+    out = []
+    for s in ranked:
+        key = fold(_LEAD_IN.sub("", s.unit.text))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(s)
+    return out
+
+
+def _from_quote(ranked: list[Scored]) -> list[Scored]:
+    """The quote's best sentence, then those that score near it and add a word or anchor of the
+    question's not yet written (a table row: a number); rows in the table's order after the best."""
+    top = ranked[0]
+    chosen = [top]
+    terms, cues, numbers = set(top.terms), set(top.anchors), set(top.unit.numbers)
+    for s in ranked[1:]:
+        if len(chosen) >= MAX_PER_QUOTE or s.score < SAME_QUOTE_RELATIVE * top.score:
+            break
+        if s.terms - terms or s.anchors - cues or (s.unit.kind == "row" and set(s.unit.numbers) - numbers):
+            chosen.append(s)
+            terms |= s.terms
+            cues |= s.anchors
+            numbers |= set(s.unit.numbers)
+    return [top, *sorted(chosen[1:], key=lambda s: s.unit.position)]
+
+
+def write(groups: list[list[Scored]], labels: dict[str, str], max_words: int) -> str:
+    """Each quote's sentences together, each cited; an image quote placed after its first sentence;
+    the table or figure a row or OCR line comes from named once."""
+    sentences: list[str] = []
+    words = 0
+    for group in groups:
+        q = group[0].unit.quote
+        named = False
+        for i, s in enumerate(group):
+            body = s.unit.text
+            if s.unit.kind in ("row", "ocr") and not named:
+                body = f"{where(q, labels)} — {body}" if s.unit.kind == "row" else f"{where(q, labels)} reads “{body}”"
+                named = True
+            line = _cited(body, q, image=i == 0)
+            n = len(line.split())
+            if sentences and words + n > max_words:
+                continue
+            if not sentences and n > max_words:
+                line, n = _cut(line, max_words), max_words
+            sentences.append(line)
+            words += n
+    return " ".join(sentences)
+
+
+def _cited(body: str, quote: ContextQuote, image: bool) -> str:
+    """`sentence [3].`; `sentence. ![conclusion](image2)` (the image right after what it supports)."""
+    body = body.rstrip()
+    end = body[-1] if body and body[-1] in ".!?" else "."
+    body = body[:-1].rstrip() if body and body[-1] in ".!?" else body
+    if quote.modality == "text":
+        return f"{body} [{quote.number}]{end}"
+    if image:
+        return f"{body}{end} ![{image_alt(quote)}](image{quote.number})"
+    return f"{body}{end}"
+
+
+def _cut(line: str, max_words: int) -> str:
+    """A first sentence longer than the whole answer may be: its head, then its citation."""
+    mark = re.search(r"\s(\[\d+\]\.?|!\[[^\]]*\]\(image\d+\))$", line)
+    tail = mark.group(1) if mark else ""
+    budget = max_words - len(tail.split())
+    return " ".join(line.split()[:budget]) + " … " + tail

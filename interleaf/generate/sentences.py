@@ -1,0 +1,274 @@
+"""Sentences, numbers and content words: what the citation checker and the offline composer both
+read answers and quotes as.
+
+Answers are Markdown (MMDocRAG §3): a sentence ends at `.`/`!`/`?`, and headings, list items,
+table rows and image lines are units of their own. Citations written after a full stop (`... 53.7. [2]`)
+and an image placed right after a sentence (`... 53.7. ![Table 2](image1)`) belong to that sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from interleaf.index.bm25 import stemmed
+from interleaf.text.tokens import tokenize
+
+# -- Markdown markup that carries citations ---------------------------------------------------------
+
+IMAGE_MARK = re.compile(r"!\[([^\]]*)\]\(\s*image(\d+)\s*\)")
+# `[3]`, `[1, 2]`, `[2–4]`; not a link's label (`[3](url)`)
+TEXT_MARK = re.compile(r"\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\](?!\()")
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+
+# A sentence ends at . ! ? (and any closing quote or bracket) followed by white space.
+_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
+# Words after which a full stop does not end the sentence.
+_ABBREVIATIONS = frozenset(
+    "e.g i.e et al fig figs tab eq eqs sec no nos vs etc dr mr mrs ms prof st approx cf ca resp incl ref refs"
+    " vol pp p ch app jan feb mar apr jun jul aug sep sept oct nov dec inc ltd co corp dept est".split()
+)
+_INITIALS = re.compile(r"^(?:[A-Za-z]\.){1,}[A-Za-z]?$")  # "U.S", "J", "e.g"
+_ONLY_MARKS = re.compile(rf"^(?:\s*(?:{IMAGE_MARK.pattern}|{TEXT_MARK.pattern}))+\s*[.,;:]?\s*$")
+_LEADING_MARKS = re.compile(rf"^(?:\s*{TEXT_MARK.pattern})+[.,;:]?")
+
+
+def split_prose(text: str) -> list[str]:
+    """Sentences of running text (one paragraph, line breaks already folded or not)."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if not text:
+        return []
+    out: list[str] = []
+    start = 0
+    for m in _END.finditer(text):
+        before = text[start : m.start()].rsplit(" ", 1)[-1]
+        after = text[m.end() : m.end() + 1]
+        word = before.rstrip(".").casefold()
+        if m.group(0).startswith(".") and len(m.group(0).rstrip()) == 1:
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.match(word):
+                continue
+        if after and after.islower():  # "... approx. five" or an OCR'd line that only looks ended
+            continue
+        out.append(text[start : m.end()].strip())
+        start = m.end()
+    if text[start:].strip():
+        out.append(text[start:].strip())
+    return _attach_marks(out)
+
+
+def _attach_marks(sentences: list[str]) -> list[str]:
+    """`... 53.7. [2] Next` and `... 53.7. ![..](image1)`: the marks belong to the sentence before."""
+    out: list[str] = []
+    for s in sentences:
+        if out and _ONLY_MARKS.match(s):
+            out[-1] = f"{out[-1]} {s}"
+            continue
+        lead = _LEADING_MARKS.match(s) if out else None
+        if lead:
+            out[-1] = f"{out[-1]} {lead.group(0).strip()}"
+            s = s[lead.end() :].strip()
+            if not s:
+                continue
+        out.append(s)
+    return out
+
+
+def split_sentences(markdown: str) -> list[str]:
+    """The answer's sentences in order, as shown (citations kept): prose split into sentences;
+    headings, list items, table rows, image lines and fenced blocks each one unit; table rules and
+    blank lines dropped."""
+    units: list[str] = []
+    paragraph: list[str] = []
+    fence: list[str] | None = None
+
+    def flush() -> None:
+        if paragraph:
+            units.extend(split_prose(" ".join(paragraph)))
+            paragraph.clear()
+
+    for line in markdown.splitlines():
+        if fence is not None:
+            fence.append(line)
+            if _FENCE.match(line):
+                units.append("\n".join(fence))
+                fence = None
+            continue
+        if _FENCE.match(line):
+            flush()
+            fence = [line]
+            continue
+        stripped = line.strip()
+        if not stripped or _TABLE_RULE.match(line):
+            flush()
+            continue
+        if _HEADING.match(line) or _TABLE_ROW.match(line):
+            flush()
+            units.append(stripped)
+        elif _ONLY_MARKS.match(stripped) and IMAGE_MARK.search(stripped):
+            flush()  # an image line: a unit of its own
+            units.append(stripped)
+        elif _LIST_ITEM.match(line):
+            flush()
+            paragraph.append(stripped)  # an item is a paragraph of its own
+            flush()
+        else:
+            paragraph.append(stripped)
+    flush()
+    if fence is not None:
+        units.append("\n".join(fence))
+    return units
+
+
+def strip_marks(text: str, keep_alt: bool = False) -> str:
+    """The claim a sentence makes: citations and image marks removed (an image's alt text kept when
+    asked: an image line's claim is its alt text), Markdown list/heading/table syntax folded."""
+    text = IMAGE_MARK.sub(lambda m: f" {m.group(1)} " if keep_alt else " ", text)
+    text = TEXT_MARK.sub(" ", text)
+    text = re.sub(r"^\s*(?:#{1,6}|[-*+]|\d{1,3}[.)])\s+", "", text)
+    text = text.replace("|", " ; ")
+    text = re.sub(r"[*_`]{1,3}", "", text)
+    return re.sub(r"\s+", " ", text).strip(" ;")
+
+
+# -- numbers ---------------------------------------------------------------------------------------
+
+# A number stands alone: not glued to a word before it ("Qwen3", "GPT-4o" keep theirs) nor followed
+# by letters ("8B"), except ordinals ("29th"). Thousands separators: "1,234", "21,015,324" and the
+# Indian "2,32,822"; the last group has three digits, so a list "1,2,3" stays three numbers.
+_NUMBER = re.compile(
+    r"(?<![\w.])(?<![A-Za-z]-)"
+    r"(\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|\d{1,2}(?:,\d{2})+,\d{3}(?!\d)(?!,\d)|\d+)(\.\d+)?"
+    r"(?:\s?%|(?:st|nd|rd|th)\b)?(?![\w])(?!\.\d)"
+)
+_CITATION_LIKE = re.compile(r"\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\]|\(\s*image\s*\d+\s*\)", re.I)
+
+
+def normalise_number(whole: str, fraction: str | None) -> str:
+    """"1,234" -> "1234", "53.70" -> "53.7", "1.0" -> "1", "007" -> "7"."""
+    digits = whole.replace(",", "")
+    value = f"{digits}{fraction or ''}"
+    try:
+        number = Decimal(value)
+    except InvalidOperation:  # cannot happen for the pattern's digits; keep the text as written
+        return value
+    text = f"{number:f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def numbers_in(text: str) -> list[str]:
+    """The numbers a text states, normalised, in order, without repeats. Citation markers (`[2]`,
+    `[1, 3]`, `(image2)`) are not numbers the text states; `%` and thousands separators are dropped."""
+    text = _CITATION_LIKE.sub(" ", text)
+    seen: dict[str, None] = {}
+    for m in _NUMBER.finditer(text):
+        seen.setdefault(normalise_number(m.group(1), m.group(2)), None)
+    return list(seen)
+
+
+# -- content words ---------------------------------------------------------------------------------
+
+# Function words the tokenizer's stopword list keeps (it is tuned for retrieval, where they are
+# rare in queries); in answer sentences they are frequent and carry no claim.
+_FUNCTION_WORDS = frozenset(
+    "also can could may might must shall should will would nor but if so such"
+    " we our us you your he she his her they them i me my one ones both each all any some other another"
+    " been being am had having here where when why while whereas however therefore thus hence since"
+    " because although though only just even still yet over under between among per via within without"
+    " up down out off again further once same own too s t".split()
+)
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed words that carry content: no stopwords, no numbers (they are checked on their own),
+    no citation markers."""
+    text = _CITATION_LIKE.sub(" ", strip_marks(text, keep_alt=True))
+    words = [w for w in tokenize(text) if w not in _FUNCTION_WORDS and not w[0].isdigit() and len(w) > 1]
+    return stemmed(" ".join(words))
+
+
+# -- quote text as candidate sentences ------------------------------------------------------------------
+
+# A word broken at a line end ("em-\nploy", or "re- trieving" once lines were folded); not the
+# suspended hyphen of "pre- and post-".
+_BROKEN_WORD = re.compile(r"(?<=[a-z])-\s*\n\s*(?=[a-z])|(?<=[a-z])- (?!(?:and|or|to|und|et|ou)\b)(?=[a-z])")
+_EMPTY_CELL = frozenset({"", "-", "–", "—"})
+
+
+def dehyphenate(text: str) -> str:
+    return _BROKEN_WORD.sub("", text)
+
+
+@dataclass(frozen=True)
+class TableRow:
+    cells: tuple[str, ...]  # the row as the table has it
+    header: tuple[str, ...]  # per column: the header rows' cells joined ("" where none)
+    group: str = ""  # the group label row above it ("Claude-3.5-Sonnet" over "+ Vanilla", "+ CoT")
+
+    def as_text(self) -> str:
+        """`Dataset: TriviaQA; Test: 11,313`: each filled cell with its column's header."""
+        parts = []
+        for i, cell in enumerate(self.cells):
+            if cell in _EMPTY_CELL:
+                continue
+            if not parts and self.group:
+                cell = f"{self.group} {cell}"
+            head = self.header[i] if i < len(self.header) else ""
+            parts.append(f"{head}: {cell}" if head and head != cell else cell)
+        return "; ".join(parts)
+
+    def value(self, column: int) -> float | None:
+        """The number a cell states first (`79,168 58,880` -> 79168), None for a cell with none."""
+        found = numbers_in(self.cells[column]) if column < len(self.cells) else []
+        return float(found[0]) if found else None
+
+
+def _looks_like_data(row: list[str]) -> bool:
+    """Header cells hold names and, at most, whole numbers (years, "Top-20"); data holds measurements."""
+    return any(re.search(r"\d[.,]\d|\d\s?%", c) for c in row)
+
+
+def table_rows(text: str) -> list[TableRow]:
+    """The data rows of the first Markdown table in a text (a table quote's OCR or VLM text).
+    Header rows are the leading rows with no number in them (several make a multi-level header)."""
+    rows: list[list[str]] = []
+    n_head = 0
+    for line in (line.strip() for line in text.splitlines()):
+        if _TABLE_RULE.match(line) and rows:
+            n_head = n_head or len(rows)  # Markdown: the rows above the rule are the header
+            continue
+        if _TABLE_ROW.match(line):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    if any(_looks_like_data(r) for r in rows[:n_head]):
+        n_head = 0  # a table parsed without its header: the rule sits under the first data row
+    width = max((len(r) for r in rows), default=0)
+    if width < 2:  # one column: every row is the text itself
+        return [TableRow(tuple(r), ()) for r in rows if any(c not in _EMPTY_CELL for c in r)]
+    # A parsed multi-level header spills below the rule: rows with no number and two or more
+    # filled cells ("| | | Text | Image |"); a row with one filled cell is a group label ("| Single | | |").
+    while n_head < len(rows) - 1 and not any(numbers_in(c) for c in rows[n_head]):
+        if sum(c not in _EMPTY_CELL for c in rows[n_head]) < 2:
+            break
+        n_head += 1
+    header = tuple(
+        " ".join(r[i] for r in rows[:n_head] if i < len(r) and r[i] not in _EMPTY_CELL).strip() for i in range(width)
+    )
+    out: list[TableRow] = []
+    group = ""
+    for r in rows[n_head:]:
+        filled = [i for i, c in enumerate(r) if c not in _EMPTY_CELL]
+        if width >= 3 and filled == [0]:
+            group = r[0]  # a group label row: its label goes with the rows under it
+            continue
+        if filled:
+            out.append(TableRow(tuple(r), header, group))
+    return out

@@ -1,0 +1,57 @@
+"""Open a PDF from bytes, or say in one line why it cannot be parsed (the rejects reason)."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from interleaf.errors import DocumentError
+
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+# What MuPDF raises for bytes it cannot read: its own error classes, FileDataError (a RuntimeError)
+# from the document wrapper, ValueError for empty or malformed image data.
+MUPDF_ERRORS: tuple[type[Exception], ...] = (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
+
+
+def open_pdf(data: bytes, name: str) -> pymupdf.Document:
+    if not data:
+        raise DocumentError(name, "empty file (0 bytes)")
+    head = data[:1024].lstrip()
+    if b"%PDF-" not in head:
+        preview = data[:16].decode("latin-1").encode("unicode_escape").decode()
+        raise DocumentError(name, f"not a PDF: no %PDF- header (starts with {preview!r})")
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except MUPDF_ERRORS as exc:
+        raise DocumentError(name, f"damaged PDF, cannot be opened: {exc}") from exc
+    if doc.needs_pass:
+        doc.close()
+        raise DocumentError(name, "encrypted: the PDF needs a password to open")
+    if doc.page_count == 0:
+        doc.close()
+        raise DocumentError(name, "no pages: the file is truncated or its page tree is damaged")
+    return doc
+
+
+def metadata_title(doc: pymupdf.Document) -> str | None:
+    title = (doc.metadata or {}).get("title") or ""
+    title = " ".join(title.split())
+    # Producers often leave a file name or a placeholder as the title.
+    if (
+        len(title) < 4
+        or title.lower() in {"untitled", "title"}
+        or title.lower().endswith((".doc", ".docx", ".jpg", ".pdf", ".tex"))
+    ):
+        return None
+    return title
+
+
+def page_count_and_title(data: bytes, name: str) -> tuple[int, str | None]:
+    """Open once to validate the file (bad input fails here, with its reason) and read what every
+    parser needs before its page work starts."""
+    doc = open_pdf(data, name)
+    try:
+        return doc.page_count, metadata_title(doc)
+    finally:
+        doc.close()

@@ -1,0 +1,105 @@
+"""The question set as a stage: what the answer flow's later stages read their questions from.
+
+A question set is named by the hash of its content, so the same file asked twice is the same
+unit (nothing is recomputed), and an edited file is a new one. Question files are JSON Lines in
+qa_dev.jsonl's format: `id`, `question`, and optionally `doc`, `answer`, `evidence`,
+`question_type`; a line that cannot be read is a reject naming the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from interleaf.errors import InterleafError
+from interleaf.stage import StageInput, StageOutput
+from warehouse import schemas
+
+STAGE = "questions"
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    qset_id: str
+    source: str  # the file, or "ask"
+    rows: list[dict[str, Any]]  # QUESTIONS rows without qset_id / source
+    rejects: list[tuple[str | None, str]] = field(default_factory=list)
+
+
+def _digest(payload: Any) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def read_question_file(path: str | Path) -> QuestionSet:
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InterleafError(f"{path}: cannot read the question file: {exc}") from exc
+    rows, rejects, seen = [], [], set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            question_id, question = str(raw["id"]), str(raw["question"]).strip()
+        except (ValueError, KeyError, TypeError) as exc:
+            rejects.append((None, f"{path.name} line {number}: not a question record ({type(exc).__name__}: {exc})"))
+            continue
+        if not question or question_id in seen:
+            rejects.append((question_id, f"{path.name} line {number}: empty or repeated question id"))
+            continue
+        seen.add(question_id)
+        evidence = raw.get("evidence")
+        rows.append(
+            {
+                "question_id": question_id,
+                "question": question,
+                "doc_name": raw.get("doc"),
+                "answer": raw.get("answer"),
+                "evidence_json": json.dumps(evidence) if evidence is not None else None,
+                "question_type": raw.get("question_type"),
+            }
+        )
+    if not rows:
+        raise InterleafError(f"{path}: no question could be read ({len(rejects)} lines rejected)")
+    return QuestionSet(_digest(rows), str(path), rows, rejects)
+
+
+def single_question(question: str, doc_name: str | None = None) -> QuestionSet:
+    row = {"question_id": "q1", "question": question.strip(), "doc_name": doc_name}
+    row |= {"answer": None, "evidence_json": None, "question_type": None}
+    return QuestionSet(_digest(row), "ask", [row])
+
+
+class QuestionsStage:
+    """A question set (its file) -> the `questions` table."""
+
+    name = STAGE
+    unit = "question_set"
+    inputs: tuple[str, ...] = ()
+    outputs = ("questions",)
+    upstream: tuple[str, ...] = ()
+    sources = ("interleaf.questions",)
+    retries = 0
+    retry_on: tuple[type[BaseException], ...] = ()
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    def prompt_hashes(self) -> list[str]:
+        return []
+
+    def version(self) -> dict[str, str]:
+        return {}
+
+    def run(self, given: StageInput) -> StageOutput:
+        qset: QuestionSet = given.source
+        rows = [r | {"qset_id": qset.qset_id, "source": qset.source} for r in qset.rows]
+        table = pa.Table.from_pylist(rows, schema=schemas.QUESTIONS)
+        return StageOutput({"questions": table}, rejects=qset.rejects, counts={"questions": len(rows)})

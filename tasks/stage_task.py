@@ -1,0 +1,303 @@
+"""The one task wrapper: every stage of both flows runs through `run_unit`.
+
+It does, for any stage and one unit of work: the cache check (the unit's commit part exists under
+the stage's fingerprint), the reads (each input table from the stage that produces it, under that
+stage's fingerprint), the retries, the atomic writes (files, then outputs in declared order, the
+last one committing the unit), the rejects and the ledger rows. A stage's `run` never touches the
+warehouse.
+
+Layout: `<table>/<fingerprint>/<unit>.parquet`; rejects under the stage's own fingerprint,
+`<unit>.parquet` for per-row rejects and `<unit>.unit.parquet` when the whole unit was rejected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from interleaf.errors import DocumentError, StageError
+from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
+from tasks.context import RunContext
+from warehouse import Warehouse, schemas
+from warehouse.ledger import Ledger, RunRecord, now
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    stage: str
+    unit: str
+    status: str  # ok, cached, rejected, skipped
+    rows: int = 0
+    rejects: int = 0
+    reason: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class Plan:
+    """The stages of one flow, in dependency order, with their fingerprints. (A plain class: Prefect
+    builds a schema of every flow parameter's type, and a Protocol-typed dataclass field has none.)"""
+
+    def __init__(self, stages: list[Stage], fingerprints: dict[str, str]) -> None:
+        self.stages, self.fingerprints = stages, fingerprints
+
+    @classmethod
+    def of(cls, stages: Sequence[Stage], given: dict[str, str] | None = None, root: Path = SOURCE_ROOT) -> Plan:
+        """`root`: where the stages' source is hashed from (a copy of the tree, in tests)."""
+        return cls(list(stages), chain_fingerprints(stages, given, root))
+
+    def stage(self, name: str) -> Stage:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(f"no stage {name!r} in this flow: {[s.name for s in self.stages]}")
+
+    def producers(self, table: str) -> list[Stage]:
+        return [s for s in self.stages if table in s.outputs]
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+
+def unit_rejected_part(unit: str) -> str:
+    return f"{unit}.unit"
+
+
+def is_done(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> bool:
+    return wh.has_part(stage.outputs[-1], fingerprint, unit) or wh.has_part(
+        "rejects", fingerprint, unit_rejected_part(unit)
+    )
+
+
+def is_committed(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> bool:
+    return wh.has_part(stage.outputs[-1], fingerprint, unit)
+
+
+def committed_units(wh: Warehouse, stage: Stage, fingerprint: str) -> list[str]:
+    folder = wh.root / stage.outputs[-1] / fingerprint
+    return sorted(p.stem for p in folder.glob("*.parquet"))
+
+
+def document_upstreams(plan: Plan, stage: Stage) -> list[Stage]:
+    """The document stages whose outputs this document stage reads: a unit is eligible once all
+    of them have committed it."""
+    found: dict[str, Stage] = {}
+    for table in stage.inputs:
+        for producer in plan.producers(table):
+            if producer.unit == "document" and producer.name != stage.name:
+                found[producer.name] = producer
+    return list(found.values())
+
+
+def eligible(wh: Warehouse, plan: Plan, stage: Stage, unit: str) -> bool:
+    if stage.unit != "document":
+        return True  # a query stage reads whatever the corpus holds
+    return all(is_committed(wh, p, plan.fingerprints[p.name], unit) for p in document_upstreams(plan, stage))
+
+
+def pending(ctx: RunContext, plan: Plan, stage: Stage, units: Iterable[str]) -> list[str]:
+    """The units this stage still has to run (eligible, and not done or forced). File checks only."""
+    wh = Warehouse(ctx.warehouse)
+    fp = plan.fingerprints[stage.name]
+    return [
+        u for u in units if eligible(wh, plan, stage, u) and (ctx.forced(stage.name) or not is_done(wh, stage, fp, u))
+    ]
+
+
+def corpus_digest(wh: Warehouse, plan: Plan) -> str:
+    """What a query stage searches: every document committed by every document stage of `plan`."""
+    state = {s.name: committed_units(wh, s, plan.fingerprints[s.name]) for s in plan.stages if s.unit == "document"}
+    state["fingerprints"] = [plan.fingerprints[s.name] for s in plan.stages if s.unit == "document"]
+    return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def read_input(wh: Warehouse, plan: Plan, stage: Stage, unit: str, table: str) -> pa.Table:
+    """One input from its producers: the unit's own part when producer and stage share a unit
+    kind, else every unit the producer committed (a query stage reads the whole corpus)."""
+    producers = plan.producers(table)
+    if not producers:
+        raise ValueError(f"stage {stage.name}: no stage of this flow writes its input {table!r}")
+    parts = []
+    for producer in producers:
+        fp = plan.fingerprints[producer.name]
+        units = [unit] if producer.unit == stage.unit else committed_units(wh, producer, fp)
+        parts.append(wh.read_table(table, fp, units))
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+class LazyTables(Mapping[str, pa.Table]):
+    """A stage's inputs, each read on first use: a stage that finds what it needs in memory
+    (retrieve's loaded index) reads nothing."""
+
+    def __init__(self, wh: Warehouse, plan: Plan, stage: Stage, unit: str) -> None:
+        self._args = (wh, plan, stage, unit)
+        self._read: dict[str, pa.Table] = {}
+
+    def __getitem__(self, table: str) -> pa.Table:
+        wh, plan, stage, unit = self._args
+        if table not in stage.inputs:
+            raise KeyError(f"stage {stage.name} did not declare the input {table!r}")
+        if table not in self._read:
+            self._read[table] = read_input(wh, plan, stage, unit, table)
+        return self._read[table]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._args[2].inputs)
+
+    def __len__(self) -> int:
+        return len(self._args[2].inputs)
+
+
+def read_previous(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> dict[str, pa.Table]:
+    """The unit's outputs under the fingerprint this stage last published, when it differs."""
+    published = wh.published_fingerprint(stage.name)
+    if published is None or published == fingerprint:
+        return {}
+    return {t: wh.read_part(t, published, unit) for t in stage.outputs if wh.has_part(t, published, unit)}
+
+
+def rejects_table(stage: str, fingerprint: str, ctx: RunContext, unit: str, items: list[tuple[str | None, str]]):
+    created = now()
+    doc_id = unit if len(unit) == 64 else None  # a document unit is its SHA-256
+    rows = [
+        {
+            "stage": stage,
+            "doc_id": doc_id,
+            "quote_id": item_id,
+            "path": None,
+            "reason": reason,
+            "fingerprint": fingerprint,
+            "run_id": ctx.run_id,
+            "created_at": created,
+        }
+        for item_id, reason in items
+    ]
+    return pa.Table.from_pylist(rows, schema=schemas.REJECTS)
+
+
+def _record(ctx: RunContext, stage: Stage, fingerprint: str, unit: str, key: str) -> RunRecord:
+    return ctx.record(stage.name, fingerprint, stage.config(), describe_version(stage), [unit], key)
+
+
+def run_unit(
+    ctx: RunContext,
+    plan: Plan,
+    stage_name: str,
+    unit: str,
+    source: Any = None,
+    path: str | None = None,
+    page_map: PageMap = map,
+) -> UnitResult:
+    """Run one stage on one unit, or find it done. `path` names the unit's file in rejects rows."""
+    wh = Warehouse(ctx.warehouse)
+    stage = plan.stage(stage_name)
+    fp = plan.fingerprints[stage.name]
+    ledger = Ledger(wh)
+    record = _record(ctx, stage, fp, unit, f"{unit[:16]}-{fp[:8]}")  # a unit may run under several configs
+    if not eligible(wh, plan, stage, unit):
+        return UnitResult(stage.name, unit, "skipped")
+    if not ctx.forced(stage.name) and is_done(wh, stage, fp, unit):
+        ledger.finish(record, "cached")
+        return UnitResult(stage.name, unit, "cached")
+
+    ledger.start(record)
+    attempt = 0
+    while True:
+        try:
+            given = StageInput(
+                unit=unit,
+                tables=LazyTables(wh, plan, stage, unit),
+                root=wh.root,
+                fingerprint=fp,
+                upstream={u: plan.fingerprints[u] for u in stage.upstream},
+                previous=read_previous(wh, stage, fp, unit),
+                cache=WarehouseCache(wh, stage.name),
+                page_map=page_map,
+                source=source,
+            )
+            out = stage.run(given)
+            break
+        except DocumentError as exc:  # the unit itself is bad input: a reject, the batch goes on
+            rows = rejects_table(stage.name, fp, ctx, unit, [(None, exc.reason)])
+            wh.write_part("rejects", fp, unit_rejected_part(unit), _with_path(rows, path or exc.path))
+            ledger.finish(record, "rejected")
+            return UnitResult(stage.name, unit, "rejected", reason=exc.reason)
+        except stage.retry_on as exc:
+            attempt += 1
+            if attempt > stage.retries:
+                ledger.fail(record, exc)
+                raise StageError(stage.name, unit, exc) from exc
+            time.sleep(min(2.0, 0.5 * attempt))
+        except StageError as exc:
+            ledger.fail(record, exc)
+            raise
+        except Exception as exc:  # a programming error: fail the run, naming the unit
+            ledger.fail(record, exc)
+            raise StageError(stage.name, unit, exc) from exc
+
+    _write(wh, stage, fp, unit, out, _with_path(rejects_table(stage.name, fp, ctx, unit, out.rejects), path))
+    rows = out.tables[stage.outputs[-1]].num_rows
+    ledger.finish(record, "ok", rows=rows)
+    return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
+
+
+def _with_path(rows: pa.Table, path: str | None) -> pa.Table:
+    if path is None or rows.num_rows == 0:
+        return rows
+    return rows.set_column(rows.schema.get_field_index("path"), "path", pa.array([path] * rows.num_rows))
+
+
+def _write(wh: Warehouse, stage: Stage, fp: str, unit: str, out: StageOutput, rejects: pa.Table) -> None:
+    missing = [t for t in stage.outputs if t not in out.tables]
+    extra = [t for t in out.tables if t not in stage.outputs]
+    if missing or extra:
+        raise StageError(stage.name, unit, ValueError(f"outputs differ: missing {missing}, undeclared {extra}"))
+    for relpath, blob in out.files.items():
+        wh.write_file(relpath, blob)
+    wh.write_part("rejects", fp, unit, rejects)
+    for table in stage.outputs:  # declared order: the last one commits the unit
+        wh.write_part(table, fp, unit, out.tables[table])
+    wh.part_path("rejects", fp, unit_rejected_part(unit)).unlink(missing_ok=True)  # an earlier rejection
+
+
+def record_unchanged(ctx: RunContext, plan: Plan, units: list[str]) -> None:
+    """Nothing to run: one `cached` ledger row per stage, so `interleaf runs` shows the run."""
+    ledger = Ledger(Warehouse(ctx.warehouse))
+    for stage in plan.stages:
+        fp = plan.fingerprints[stage.name]
+        ledger.finish(_record(ctx, stage, fp, ",".join(units)[:64], f"all-{fp[:8]}"), "cached")
+
+
+def publish(ctx: RunContext, plan: Plan, group: str, only: Sequence[str] | None = None) -> None:
+    """Point the views at this plan's outputs. Every stage `group` published before and not now
+    (a retriever removed from config) leaves the views."""
+    entries = {
+        s.name: (plan.fingerprints[s.name], (*s.outputs, "rejects"))
+        for s in plan.stages
+        if only is None or s.name in only
+    }
+    Warehouse(ctx.warehouse).publish(group, entries)
+
+
+class WarehouseCache:
+    """Content-addressed JSON records under <root>/cache/<stage>/<namespace>/<key>.json; the
+    namespace carries the fingerprint of whatever produced the value."""
+
+    def __init__(self, wh: Warehouse, stage: str) -> None:
+        self.wh, self.stage = wh, stage.replace(":", "_")
+
+    def _rel(self, namespace: str, key: str) -> str:
+        return f"cache/{self.stage}/{namespace}/{key[:2]}/{key}.json"
+
+    def get(self, namespace: str, key: str) -> dict[str, Any] | None:
+        path = self.wh.root / self._rel(namespace, key)
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def put(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        self.wh.write_file(self._rel(namespace, key), json.dumps(value, sort_keys=True).encode())

@@ -1,0 +1,181 @@
+"""Breakdowns, selection by position, and the evaluation report (Markdown, self-contained HTML, PNG plots)
+on the MMDocRAG-format fixture (tests/fixtures/mmdocrag)."""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from interleaf.evaluate.breakdowns import breakdown, by_facts, selection_by_position
+from interleaf.evaluate.mmdocrag import MMDocRAGItem, read_mmdocrag
+from interleaf.evaluate.report import (
+    MetricRow,
+    read_rows,
+    render_headline,
+    rows_from_breakdown,
+    rows_from_positions,
+    rows_from_values,
+    write_report,
+)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mmdocrag"
+
+
+@pytest.fixture(scope="module")
+def items() -> list[MMDocRAGItem]:
+    # q_id 0, 2, 3 (15 quotes) then 1 (20 quotes)
+    return read_mmdocrag(FIXTURE / "sample_15.jsonl").items + read_mmdocrag(FIXTURE / "sample_20.jsonl").items
+
+
+def ids(group: list[MMDocRAGItem]) -> list[int]:
+    return sorted(int(i.q_id) for i in group)
+
+
+def test_breakdowns_by_what_the_gold_evidence_is(items: list[MMDocRAGItem]) -> None:
+    def split(name: str) -> dict[str, list[int]]:
+        return breakdown(items, by_facts(name, MMDocRAGItem.facts), ids)
+
+    assert split("question_type") == {"Analytical": [1], "Comparative": [0], "Descriptive": [3], "Interpretative": [2]}
+    # gold pages: q0 pages 4 and 5; q1 pages 5 and 11; q2 page 11 only; q3 page 3 only
+    assert split("page_span") == {"cross-page": [0, 1], "single-page": [2, 3]}
+    # evidence types: q0 table+figure+Text, q1 Table+Text, q2 Text, q3 Table+Text; case and order ignored
+    assert split("evidence_type") == {"figure": [0], "table": [0, 1, 3], "text": [0, 1, 2, 3]}
+    assert split("modality_span") == {"cross-modal": [0, 1, 3], "single-modal": [2]}
+    # gold image quotes: q0 two, q1 two, q2 none, q3 one
+    assert split("image_count") == {"multi-image": [0, 1], "no-image": [2], "single-image": [3]}
+    assert split("document") == {"dpr-emnlp2020": [0, 1, 2, 3]}
+
+
+def test_breakdown_orders_groups_naturally_and_leaves_out_records_without_a_group() -> None:
+    records = ["p10", "p2", "p1", "skip", "p2"]
+    result = breakdown(records, lambda r: None if r == "skip" else r, len)
+    assert list(result) == ["p1", "p2", "p10"]
+    assert result == {"p1": 1, "p2": 2, "p10": 1}
+
+
+def test_selection_rate_by_context_position(items: list[MMDocRAGItem]) -> None:
+    cited = {0: {"text9", "image2"}, 2: set(), 3: {"image2", "text7"}, 1: {"text2", "text6", "image5", "text1"}}
+    samples = [([q.quote_id for q in i.request("text").quotes], set(i.gold_quotes), cited[int(i.q_id)]) for i in items]
+    rates = {p.position: (p.gold, p.cited) for p in selection_by_position(samples)}
+    # Positions are text quotes first, then image quotes (§4.6): in a 15-quote context image2 is at 12,
+    # image5 at 15; in the 20-quote one image2 is at 14, image5 at 17.
+    # q0 gold at 4, 9, 12, 15 (cited 9, 12); q2 at 3, 6 (none cited); q3 at 7, 12 (both cited);
+    # q1 at 2, 6, 10, 14, 17 (cited 2, 6, 17; text1 is cited but not gold: it counts nowhere).
+    expected = {2: (1, 1), 3: (1, 0), 4: (1, 0), 6: (2, 1), 7: (1, 1), 9: (1, 1), 10: (1, 0), 12: (2, 2)}
+    expected |= {14: (1, 0), 15: (1, 0), 17: (1, 1)}
+    assert len(rates) == 20  # the longest context
+    assert {p: v for p, v in rates.items() if v[0]} == expected
+    positions = selection_by_position(samples)
+    assert positions[5].rate == 0.5  # position 6: one of two gold quotes cited
+    assert positions[0].rate is None  # position 1 never held a gold quote
+
+
+@dataclass(frozen=True)
+class Value:  # the shape the metric functions return (name, value, n, note)
+    name: str
+    value: float | None
+    n: int
+    note: str = ""
+
+
+def _quote_f1(group: list[MMDocRAGItem]) -> list[Value]:
+    # a fixed per-question F1 (q0 0.5, q1 1.0, q2 0.0, q3 0.8): the report only has to show the means
+    per_question = {0: 0.5, 1: 1.0, 2: 0.0, 3: 0.8}
+    return [Value("quote_f1", sum(per_question[int(i.q_id)] for i in group) / len(group), len(group))]
+
+
+def _run_rows(items: list[MMDocRAGItem], judge: bool) -> list[MetricRow]:
+    common = {"run_id": "run-1", "qset": "mmdocrag:sample", "variant": "full", "scope": "fixed"}
+    rows = rows_from_values(
+        [Value("quote_f1", 0.575, 4, "per question, averaged"), Value("bleu", 0.15, 4), Value("rouge_l", 0.31, 4)],
+        **common,
+    )
+    criteria = ("judge_fluency", "judge_citation_quality", "judge_text_image_coherence", "judge_mean")
+    scores = (4.5, 3.0, 3.5, 3.67)
+    rows += rows_from_values(
+        [Value(c, s if judge else None, 4 if judge else 0, "" if judge else "no judge configured")
+         for c, s in zip(criteria, scores, strict=True)],
+        **common,
+    )  # fmt: skip
+    for retriever, values in {"bm25": (0.6, 0.7, 0.8), "minilm": (0.5, 0.65, 0.75)}.items():
+        rows += [
+            MetricRow("run-1", "qa_dev", "full", "doc", f"recall@{k}", "retriever", retriever, v, 47)
+            for k, v in zip((5, 10, 20), values, strict=True)
+        ]
+    rows.append(MetricRow("run-1", "qa_dev", "full", "doc", "recall@10", value=0.9, n=47))
+    by_type = breakdown(items, by_facts("question_type", MMDocRAGItem.facts), _quote_f1)
+    rows += rows_from_breakdown(by_type, breakdown="question_type", **common)
+    samples = [
+        ([q.quote_id for q in i.request("text").quotes], set(i.gold_quotes), set(i.gold_quotes[:1])) for i in items
+    ]
+    rows += rows_from_positions(selection_by_position(samples), **common)
+    return rows
+
+
+def test_report_without_a_judge_plots_what_exists_and_says_judge_not_computed(
+    items: list[MMDocRAGItem], tmp_path: Path
+) -> None:
+    rows = _run_rows(items, judge=False)
+    md_path, html_path, pngs = write_report(rows, tmp_path / "report")
+    assert sorted(p.name for p in pngs) == [
+        "quote_f1_by_question_type.png",
+        "recall_at_k.png",
+        "selection_by_position.png",
+    ]
+    for png in pngs:
+        pix = pymupdf.Pixmap(str(png))
+        assert pix.width > 300 and pix.height > 200
+    md = md_path.read_text("utf-8")
+    assert "Judge metrics: not computed (no judge configured)." in md
+    assert "judge_scores.png" not in md
+    assert "| mmdocrag:sample | full | fixed | quote_f1 | 0.575 | 4 | per question, averaged |" in md
+    assert "| mmdocrag:sample | full | fixed | judge_mean | not computed | 0 | no judge configured |" in md
+    # F1 by question type: Analytical is q1 alone (1.0), Comparative q0 (0.5)
+    assert "| Analytical | 1.000 (1) |" in md and "| Comparative | 0.500 (1) |" in md
+    for png in pngs:
+        assert f"]({png.name})" in md
+    # the HTML stands alone: every image inline, byte for byte the PNG written beside the Markdown
+    page = html_path.read_text("utf-8")
+    sources = re.findall(r"src='([^']*)'", page)
+    assert len(sources) == 3 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert sorted(base64.b64decode(s.split(",", 1)[1]) for s in sources) == sorted(p.read_bytes() for p in pngs)
+    assert "Judge metrics: not computed (no judge configured)." in page
+    assert read_rows(tmp_path / "report" / "eval_metrics.jsonl") == rows
+
+
+def test_report_with_a_judge_plots_its_scores(items: list[MMDocRAGItem], tmp_path: Path) -> None:
+    md_path, _, pngs = write_report(_run_rows(items, judge=True), tmp_path)
+    assert "judge_scores.png" in {p.name for p in pngs}
+    assert "Judge metrics: not computed" not in md_path.read_text("utf-8")
+
+
+def test_report_of_a_run_with_nothing_to_plot(tmp_path: Path) -> None:
+    rows = [MetricRow("r", "qa_dev", "full", "doc", "bleu", value=None, note="no reference answers")]
+    md_path, html_path, pngs = write_report(rows, tmp_path)
+    assert pngs == []
+    md = md_path.read_text("utf-8")
+    assert "Retrieval recall: not computed in this run." in md
+    assert "Quote selection: not computed in this run." in md
+    assert "| qa_dev | full | doc | bleu | not computed | 0 | no reference answers |" in md
+    assert "<img" not in html_path.read_text("utf-8")
+
+
+def test_headline_table_for_the_terminal(items: list[MMDocRAGItem]) -> None:
+    text = render_headline(_run_rows(items, judge=False))
+    lines = text.splitlines()
+    assert lines[0].split() == ["qset", "variant", "scope", "metric", "value", "n", "note"]
+    body = [line.split(None, 6) for line in lines[2:]]
+    # breakdown rows stay out; the order is qset, variant, scope, then HEADLINE_METRICS
+    assert [(b[0], b[3], b[4]) for b in body] == [
+        ("mmdocrag:sample", "quote_f1", "0.575"),
+        ("mmdocrag:sample", "bleu", "0.150"),
+        ("mmdocrag:sample", "rouge_l", "0.310"),
+        ("mmdocrag:sample", "judge_mean", "not"),
+        ("qa_dev", "recall@10", "0.900"),
+    ]
+    assert re.search(r"judge_mean +not computed +0 +no judge configured$", lines[5])
