@@ -1,7 +1,8 @@
-"""The answer flow, per question set: questions -> expand -> retrieve -> evaluate
-(generate joins between retrieve and evaluate)."""
+"""The answer flow, per question set: questions -> expand -> retrieve -> generate -> evaluate."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -10,6 +11,8 @@ from flows.ingest import ingest_stages
 from interleaf.config import Settings
 from interleaf.evaluate.stage import EvaluateStage
 from interleaf.expand.stage import ExpandStage
+from interleaf.generate.protocol import Generator
+from interleaf.generate.stage import GenerateStage
 from interleaf.index.stage import LoadedIndex
 from interleaf.questions.stage import QuestionSet, QuestionsStage
 from interleaf.retrieve.stage import RetrieveStage
@@ -19,20 +22,27 @@ from tasks.stage_task import LazyTables, Plan, UnitResult, corpus_digest, run_un
 from warehouse import Warehouse
 
 
-def answer_stages(settings: Settings) -> list[Stage]:
+def answer_stages(
+    settings: Settings, generate: bool = True, evaluate: bool = True, generator: Generator | None = None
+) -> list[Stage]:
+    """`generate=False`: retrieval only (an ablation variant is scored on recall alone);
+    `evaluate=False`: no gold to score against (`interleaf ask`)."""
+    scope = settings.retrieve.scope
     return [
         QuestionsStage(),
         ExpandStage(settings.expand),
         RetrieveStage(settings.retrieve, settings.index, settings.expand),
-        EvaluateStage(settings.evaluate, settings.retrieve.scope, settings.retrieve.budgets),
+        *([GenerateStage(settings.generate, scope, generator)] if generate else []),
+        *([EvaluateStage(settings.evaluate, scope, settings.retrieve.budgets, generate)] if evaluate else []),
     ]
 
 
-def answer_plan(wh: Warehouse, settings: Settings) -> Plan:
+def answer_plan(wh: Warehouse, settings: Settings, generate: bool = True, **options: Any) -> Plan:
     """The ingest stages (whose stored outputs the query stages read) and the query stages."""
     ingest = Plan.of(ingest_stages(settings))
     given = ingest.fingerprints | {"corpus": corpus_digest(wh, ingest)}
-    return Plan(ingest.stages + answer_stages(settings), given | Plan.of(answer_stages(settings), given).fingerprints)
+    stages = answer_stages(settings, generate, **options)
+    return Plan(ingest.stages + stages, given | Plan.of(stages, given).fingerprints)
 
 
 def query_stages(plan: Plan) -> list[Stage]:

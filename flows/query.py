@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -17,8 +18,9 @@ from flows.answer import answer_flow, answer_plan, query_stages
 from interleaf.config import Settings
 from interleaf.evaluate.ablation import FULL, Variant
 from interleaf.questions.stage import QuestionSet
+from interleaf.render import AnswerView
 from tasks.context import RunContext, new_run_id
-from tasks.stage_task import Plan, UnitResult, is_done, publish, record_unchanged, run_unit
+from tasks.stage_task import LazyTables, Plan, UnitResult, is_done, publish, record_unchanged, run_unit
 from warehouse import Warehouse
 
 
@@ -49,11 +51,17 @@ def run_queries(
     variants: list[Variant] | None = None,
     force_from: str | None = None,
     use_prefect: bool = True,
+    **plan_options: Any,
 ) -> QueryRun:
+    """`plan_options` go to `answer_plan` (ask: no evaluate, a streaming generator)."""
     started = time.perf_counter()
     wh = Warehouse(root)
     variants = variants or [FULL]
-    plans = {(v.name, scope): answer_plan(wh, _configure(settings, v, scope)) for v in variants for scope in scopes}
+    plans = {
+        (v.name, scope): answer_plan(wh, _configure(settings, v, scope), v.name == FULL.name, **plan_options)
+        for v in variants
+        for scope in scopes
+    }
     first = next(iter(plans.values()))
     ctx = RunContext(new_run_id(), "answer", str(wh.root), settings, forced_from(first, force_from))
     run = QueryRun(ctx.run_id, qset, plans, _wh=wh)
@@ -135,3 +143,42 @@ def stored_question_sets(root: Path) -> list[QuestionSet]:
     return [
         QuestionSet(qset_id, rs[0]["source"], [{k: r[k] for k in keep} for r in rs]) for qset_id, rs in sets.items()
     ]
+
+
+def answer_views(run: QueryRun, scope: str, variant: str = FULL.name) -> list[AnswerView]:
+    """Every stored answer of the run as the renderers take it: its context quotes, its checked
+    citations (checked again from the raw answer: the checker is pure), crops and pages."""
+    from interleaf.generate.citations import check_answer
+    from interleaf.generate.stage import build_requests
+    from interleaf.render import AnswerView, PdfPages
+
+    plan = run.plans[(variant, scope)]
+    generate = plan.stage("generate")
+    wh = run._wh
+    tables = LazyTables(wh, plan, generate, run.qset.qset_id)
+    requests = {
+        r.question_id: r
+        for r in build_requests(
+            *(tables[t] for t in ("questions", "contexts", "clauses", "quotes", "quote_texts", "documents")),
+            generate.settings,  # type: ignore[attr-defined]
+        )
+    }
+    pages = PdfPages({d["doc_id"]: d["path"] for d in tables["documents"].select(["doc_id", "path"]).to_pylist()})
+    views = []
+    for a in run.table("answers", variant, scope).to_pylist():
+        request = requests[a["question_id"]]
+        views.append(
+            AnswerView(
+                question_id=a["question_id"],
+                question=a["question"],
+                checked=check_answer(a["raw_md"], request.quotes),
+                quotes=request.quotes,
+                generator=a["generator"],
+                model=a["model"],
+                seconds=a["seconds"],
+                error=a["error"],
+                load_image=lambda img_path: (wh.root / img_path).read_bytes(),
+                load_page=pages,
+            )
+        )
+    return views

@@ -129,16 +129,125 @@ def _print_query_run(run: Any) -> None:
 def answer(
     qa: Annotated[str, typer.Option("--qa", help="A question file (JSON Lines: id, question, doc, ...)")],
     scope: Annotated[str | None, typer.Option(help="doc or corpus (default: retrieve.scope)")] = None,
+    html: Annotated[str | None, typer.Option(help="The HTML report (default: <warehouse>/reports/<set>.html)")] = None,
 ) -> None:
-    """Answer a whole question file through the answer flow, storing every stage's output."""
-    from flows.query import run_queries
+    """Answer a whole question file through the answer flow, storing every stage's output, and
+    write one HTML report with every answer."""
+    from flows.query import answer_views, run_queries
+    from interleaf.render import render_report
 
+    scope = scope or state.settings.retrieve.scope
     try:
         qset = read_question_file(qa)
-        run = run_queries(state.warehouse, state.settings, qset, [scope or state.settings.retrieve.scope])
+        run = run_queries(state.warehouse, state.settings, qset, [scope])
+        views = answer_views(run, scope)
     except (InterleafError, ValueError) as exc:
         raise _fail(exc) from exc
     _print_query_run(run)
+    out.print(answers_table(run, scope))
+    path = Path(html) if html else state.warehouse / "reports" / f"{Path(qa).stem}-{qset.qset_id}.html"
+    write_text_atomic(path, render_report(views, f"Interleaf answers: {Path(qa).name} ({scope} scope)"))
+    out.print(f"HTML report: {path}")
+
+
+def answers_table(run: Any, scope: str) -> Table:
+    """Per question set: citations valid, supported share, words and seconds per answer."""
+    answers = run.table("answers", scope=scope).to_pylist()
+    citations = run.table("citations", scope=scope).to_pylist()
+    n = max(len(answers), 1)
+    cited = len(citations) + sum(a["invalid_citations"] for a in answers)
+    words = sorted(a["words"] for a in answers) or [0]
+    table = Table("answers", "citations valid", "supported", "median words", "s / answer", "errors")
+    table.add_row(
+        str(len(answers)),
+        f"{len(citations)}/{cited}" + (f" ({len(citations) / cited:.0%})" if cited else ""),
+        f"{sum(c['supported'] for c in citations) / max(len(citations), 1):.0%}",
+        str(words[len(words) // 2]),
+        f"{sum(a['seconds'] for a in answers) / n:.3f}",
+        str(sum(a["error"] is not None for a in answers)),
+    )
+    return table
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question")],
+    doc: Annotated[str | None, typer.Option(help="The document it is about (its file name)")] = None,
+    scope: Annotated[str | None, typer.Option(help="doc or corpus (default: corpus without --doc)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer, citations and sources as JSON")] = False,
+    html: Annotated[str | None, typer.Option(help="Also write the answer as a self-contained HTML page")] = None,
+) -> None:
+    """Answer one question: retrieve, generate, check every citation; print it and store it."""
+    from flows.query import answer_views, run_queries
+    from interleaf.generate.registry import get_generator
+    from interleaf.questions.stage import single_question
+    from interleaf.render import render_answer_page, render_terminal
+
+    scope = scope or ("doc" if doc else "corpus")
+    if scope == "doc" and not doc:
+        raise _fail(InterleafError("--scope doc needs --doc NAME (the document the question is about)"))
+    streaming = sys.stdout.isatty() and not as_json
+    on_token = (lambda token: console.print(token, end="", markup=False, highlight=False)) if streaming else None
+    try:
+        generator = get_generator(state.settings.generate, on_token)
+        run = run_queries(
+            state.warehouse,
+            state.settings,
+            single_question(question, doc),
+            [scope],
+            use_prefect=False,
+            evaluate=False,
+            generator=generator,
+        )
+        view = answer_views(run, scope)[0]
+    except (InterleafError, ValueError) as exc:
+        raise _fail(exc) from exc
+    if streaming and state.settings.generate.backend != "offline":
+        console.print()
+    if html:
+        write_text_atomic(Path(html), render_answer_page(view))
+    if as_json:
+        print(json.dumps(answer_json(view), ensure_ascii=False))
+        return
+    out.print(render_terminal(view.question, view.checked, view.quotes))
+    if html:
+        out.print(f"HTML page: {html}")
+
+
+def answer_json(view: Any) -> dict[str, Any]:
+    cited = set(view.checked.cited_quote_ids)
+    return {
+        "question": view.question,
+        "answer": view.checked.markdown,
+        "generator": view.generator,
+        "model": view.model,
+        "invalid_citations": view.checked.invalid,
+        "sentences": [
+            {"text": s.text, "supported": s.supported}
+            | {
+                "citations": [
+                    {"quote_id": c.quote_id, "supported": c.supported, "reason": c.reason} for c in s.citations
+                ]
+            }
+            for s in view.checked.sentences
+        ],
+        "sources": [
+            {"label": q.label, "quote_id": q.quote_id, "document": q.doc_name, "page": q.page_idx + 1, "kind": q.kind}
+            | {"text": q.text, "img_path": q.img_path}
+            for q in view.quotes
+            if q.quote_id in cited
+        ],
+    }
+
+
+def citation_json(c: Any) -> dict[str, Any]:
+    return {"quote_id": c.quote_id, "supported": c.supported, "reason": c.reason}
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    from warehouse.store import atomic_write_bytes
+
+    atomic_write_bytes(path, text.encode())
 
 
 def _jsonable(value: Any) -> Any:

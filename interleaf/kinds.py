@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-# Kinds a parser gives a crop to; every other kind is a text quote.
-IMAGE_KINDS = frozenset({"figure", "table", "equation", "chart", "image"})
+# Kinds a parser crops to a PNG: the image quotes Interleaf's parsers produce, and what the
+# describe stage can read and describe.
+CROPPED_KINDS = frozenset({"figure", "table", "equation"})
+# Kinds whose evidence is an image (a quote's modality): the cropped kinds, and "chart" / "image"
+# as other sources of quotes (MMDocRAG's own, MinerU's types) name them. Every other kind is text.
+IMAGE_KINDS = CROPPED_KINDS | {"chart", "image"}
 # Kinds whose sentences can refer to a figure or table ("as Table 2 shows").
 PROSE_KINDS = frozenset({"text", "list", "title"})
+# Kinds whose box holds whole lines of the text layer: a line the box cuts short joins it (layout
+# parser), where a figure's or table's words stay where they are.
+LINE_KINDS = frozenset({"text", "title", "caption", "reference"})
 HEADING_KINDS = frozenset({"title"})
 FURNITURE_KINDS = frozenset({"header", "footer"})
 

@@ -28,7 +28,7 @@ def record(
     question_id: str,
     context: list[ContextQuote],
     answer: str,
-    gold: ByModality = ByModality(),
+    gold: ByModality | None = None,
     *,
     question: str = "What happened?",
     short_answer: str = "",
@@ -40,7 +40,7 @@ def record(
     return QuestionRecord(
         question_id=question_id,
         question=question,
-        gold=gold,
+        gold=gold or ByModality(),
         cited=cited_from_answer(answer, tuple(context)),
         context=tuple(context),
         answer_markdown=checked.markdown,

@@ -18,7 +18,7 @@ from interleaf.generate.registry import get_chat_model, get_generator
 from interleaf.generate.transformers_generator import TransformersChat, TransformersGenerator
 from interleaf.prompts import load_prompt
 from tests.test_generate_openai import QUESTION, corpus_context
-from tests.tiny_models import build_causal_lm, build_qwen2_5_vl, build_thinking_lm
+from tests.tiny_models import build_causal_lm, build_qwen2_5_vl, build_thinking_lm, suppress_special_tokens
 
 SMALL = {"min_pixels": 28 * 28 * 4, "max_pixels": 28 * 28 * 16, "max_new_tokens": 8}
 PROMPTS = ["answer_text", "answer_multimodal", "answer_merge", "knowledge_extraction"]
@@ -43,7 +43,7 @@ def tiny_qwen(tmp_path_factory: pytest.TempPathFactory, texts: list[str]) -> Pat
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory: pytest.TempPathFactory, texts: list[str]) -> Path:
-    return build_causal_lm(tmp_path_factory.mktemp("tiny-lm-gen"), texts)
+    return suppress_special_tokens(build_causal_lm(tmp_path_factory.mktemp("tiny-lm-gen"), texts))
 
 
 def config(model: Path, **options: object) -> GenerateConfig:

@@ -26,7 +26,8 @@ CRITERIA = ("fluency", "citation_quality", "text_image_coherence", "reasoning_lo
 def test_scores_are_read_through_stray_spaces_fences_quotes_and_trailing_text() -> None:
     reply = (
         "<think>{'Fluency': 1}</think>```json\n"
-        "{' Fluency': 4, '  Citation Quality': 3, 'Text-Image Coherence': 5, 'Reasoning Logic': '4', ' Factuality': 2}\n"
+        "{' Fluency': 4, '  Citation Quality': 3, 'Text-Image Coherence': 5, "
+        "'Reasoning Logic': '4', ' Factuality': 2}\n"
         "```\nThese scores reflect the answer's strengths."
     )
     assert parse_scores(reply, CRITERIA, 0, 5) == dict(zip(CRITERIA, (4.0, 3.0, 5.0, 4.0, 2.0), strict=True))
@@ -131,9 +132,11 @@ def test_judge_metrics_through_an_openai_server() -> None:
     with running(server):
         metrics = {m.name: m for m in score_answers(records(), openai_judge(server))}
     assert server.errors == []
-    # 2 MMDocRAG + 7 MCiteBench (q1: 2 recall + 3 precision; q2: 1 + 1) + 15 MAVIS (q1: 2 completeness,
-    # 3 relevance, 2 recall, 3 precision; q2: 1 fact extraction, 1 completeness, 1 relevance, 1 + 1)
-    assert len(server.seen) == 2 + 7 + 15
+    # 2 MMDocRAG + 7 MCiteBench (q1: 2 recall + 3 precision; q2: 1 + 1) + 13 MAVIS (q1: 2 completeness,
+    # 3 relevance, 2 recall, 2 precision for the sentence citing two quotes: a sentence citing one quote
+    # has its precision request answered by its recall request; q2: 1 fact extraction, 1 completeness,
+    # 1 relevance, 1 recall)
+    assert len(server.seen) == 2 + 7 + 13
 
     # MMDocRAG: q1 = 4, 3, 5, 4, 2 (mean 18/5 = 3.6); q2 unparsable: left out, counted, never 0
     assert metrics["judge_fluency"].value == 4.0
@@ -169,7 +172,7 @@ def test_judge_metrics_through_an_openai_server() -> None:
     assert (metrics["relevance"].value, metrics["relevance"].n) == (1.0, 1)
     # informativeness F1 = 2 * 0.375 * 1 / 1.375 = 6/11
     assert metrics["informativeness_f1"].value == pytest.approx(6 / 11)
-    assert "15 judge replies, 1 unparsable, 0 failed" in metrics["completeness"].note
+    assert "13 judge replies, 1 unparsable, 0 failed" in metrics["completeness"].note
     # utilisation (offline): text q1 2/2, q2 1/2 -> 0.75; image q1 0/1, q2 has none -> 0 over 1
     assert metrics["utilisation_text"].value == pytest.approx(0.75)
     assert (metrics["utilisation_image"].value, metrics["utilisation_image"].n) == (0.0, 1)

@@ -288,4 +288,18 @@ def build_thinking_lm(folder: Path, corpus: list[str], seed: int = 0) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(folder)
     tokenizer.chat_template = THINKING_CHAT_TEMPLATE
     tokenizer.save_pretrained(folder)
+    return suppress_special_tokens(folder)
+
+
+def suppress_special_tokens(folder: Path) -> Path:
+    """Random weights: keep generation off the special tokens and the blank or control ones, so that
+    generated tokens decode to visible text (and a sequence runs to max_new_tokens)."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    generation = GenerationConfig.from_pretrained(folder)
+    decoded = [tokenizer.decode([i]) for i in range(len(tokenizer))]
+    blank = [i for i, text in enumerate(decoded) if not text.strip() or not text.isprintable()]
+    generation.suppress_tokens = sorted(set(tokenizer.all_special_ids) | set(blank))
+    generation.save_pretrained(folder)
     return folder

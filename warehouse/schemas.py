@@ -290,6 +290,48 @@ IMAGE_VERDICTS = pa.schema(
 TABLES["image_verdicts"] = IMAGE_VERDICTS
 
 
+# generate stage (MMDocRAG §2.1, §3): one answer per question, every citation checked.
+ANSWERS = pa.schema(
+    [
+        pa.field("qset_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),
+        pa.field("question", pa.string(), nullable=False),
+        pa.field("answer_md", pa.string(), nullable=False),  # citations repaired, invalid ones removed
+        pa.field("raw_md", pa.string(), nullable=False),  # as the generator wrote it (reasoning stripped)
+        pa.field("generator", pa.string(), nullable=False),  # offline, openai, transformers
+        pa.field("model", pa.string()),
+        pa.field("input_mode", pa.string(), nullable=False),  # text, multimodal
+        pa.field("prompt_hash", pa.string()),  # the prompts rendered, joined
+        pa.field("context_quotes", pa.int32(), nullable=False),
+        pa.field("words", pa.int32(), nullable=False),
+        pa.field("invalid_citations", pa.int32(), nullable=False),  # cited quotes not in the context, dropped
+        pa.field("repaired_citations", pa.int32(), nullable=False),
+        pa.field("tokens_in", pa.int32(), nullable=False),
+        pa.field("tokens_out", pa.int32(), nullable=False),
+        pa.field("seconds", pa.float64(), nullable=False),
+        pa.field("error", pa.string()),
+    ]
+)
+
+CITATIONS = pa.schema(
+    [
+        pa.field("qset_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),
+        pa.field("sentence_idx", pa.int32(), nullable=False),
+        pa.field("sentence", pa.string(), nullable=False),
+        pa.field("quote_id", pa.string(), nullable=False),
+        pa.field("modality", pa.string(), nullable=False),  # text, image
+        pa.field("label", pa.string(), nullable=False),  # [3] or image2, as numbered in the context
+        pa.field("supported", pa.bool_(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+    ]
+)
+TABLES["answers"] = ANSWERS
+TABLES["citations"] = CITATIONS
+
+
 def markdown() -> str:
     """The tables and their columns, as the README lists them."""
     lines = []

@@ -71,11 +71,19 @@ class EvaluateStage:
     retries = 0
     retry_on: tuple[type[BaseException], ...] = ()
 
-    def __init__(self, config: EvaluateConfig, scope: str, budgets: list[int]) -> None:
-        self.settings, self.scope, self.budgets = config, scope, budgets
+    def __init__(self, config: EvaluateConfig, scope: str, budgets: list[int], with_answers: bool = True) -> None:
+        self.settings, self.scope, self.budgets, self.with_answers = config, scope, budgets, with_answers
+        if with_answers:
+            self.inputs = (*EvaluateStage.inputs, "answers", "citations")
+            self.upstream = ("retrieve", "generate")
 
     def config(self) -> dict[str, Any]:
-        return {**self.settings.model_dump(), "scope": self.scope, "budgets": self.budgets}
+        return {
+            **self.settings.model_dump(),
+            "scope": self.scope,
+            "budgets": self.budgets,
+            "answers": self.with_answers,
+        }
 
     def prompt_hashes(self) -> list[str]:
         return []

@@ -34,6 +34,9 @@ class GenerateConfig(Strict):
     # text: image quotes go as their VLM-text (else OCR-text); multimodal: as the crops themselves
     input_mode: Literal["text", "multimodal"] = "text"
     budget: int = Field(15, ge=1)  # the retrieved context answered from: 15 = 5 images + 10 texts (MMDocRAG §4.8)
+    # text input: an image quote as its VLM-text, or as its OCR-text (MMDocRAG §4.5 compares both);
+    # the other one stands in where the chosen one is missing
+    image_text: Literal["vlm", "ocr"] = "vlm"
     quote_order: Literal["retrieved", "shuffled"] = "retrieved"  # MMDocRAG footnote 7
     seed: int = 0  # the shuffle's seed
     # single: one call over the whole context (MMDocRAG Appendix C.1); two_step: RefLVQA §5.2's Two-step

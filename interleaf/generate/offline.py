@@ -60,6 +60,7 @@ _QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?
 _LEAD_IN = re.compile(r"^[A-Z][\w ]{0,30}:\s+")  # "Caption: ", "Text in the figure: "
 _MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top)\b", re.I)
 _LEAST = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|worst|shortest|weakest)\b", re.I)
+_NUMBER_CUE = re.compile(r"[0-9][0-9.,]*%?")
 _BRACKETED = re.compile(r"^\s*\[.*\]\s*$")
 
 # Weights of the score's parts. Set by reading, not fitted; on qa_dev (36 questions) moving any of
@@ -233,7 +234,7 @@ def _description_sentences(quote: ContextQuote) -> list[str]:
 # -- scoring ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=True)
 class Cue:
     """An anchor of the question: a name, number, quoted phrase or `Table 2` the evidence repeats."""
 
@@ -270,6 +271,12 @@ def _query_weights(question: str, clauses: Sequence[str], units: Sequence[Unit])
     return out
 
 
+def _holds(unit: Unit, folded: str, cue: Cue) -> bool:
+    if _NUMBER_CUE.fullmatch(cue.text):  # "100" is in "100 words", not in "Top-100"
+        return bool(set(numbers_in(cue.text)) & set(unit.numbers))
+    return _contains(folded, cue.text)
+
+
 def _contains(text: str, cue: str) -> bool:
     # whole-token match: "5" must not match "15", nor "Table 5" match "Table 50" or "Table 5-1"
     return re.search(rf"(?<![\w.]){re.escape(cue)}(?![\w]|[.\-–]\d)", text) is not None
@@ -286,12 +293,14 @@ def score_units(
     total = sum(weights.values()) or 1.0
     folded = {id(u): fold(u.text) for u in units}
     label_of = {qid: fold(label) for qid, label in labels.items()}
-    cues = [
-        c
-        for c in cues_of(question)
-        if c.text in label_of.values() or any(_contains(t, c.text) for t in folded.values())
-    ]  # a cue no sentence holds tells none apart
-    cue_total = sum(c.weight for c in cues) or 1.0
+    holders = {c: {id(u) for u in units if _holds(u, folded[id(u)], c)} for c in cues_of(question)}
+    labelled = {c for c in holders if c.text in label_of.values()}
+    # a cue no sentence holds tells none apart; one most sentences hold tells little (a name the
+    # whole document repeats): cues are weighted by rarity, as words are
+    rarity = {c: c.weight * math.log(1 + len(units) / len(ids)) for c, ids in holders.items() if ids}
+    rarity.update({c: c.weight * math.log(1 + len(units)) for c in labelled if c not in rarity})
+    cues = list(rarity)
+    cue_total = sum(rarity.values()) or 1.0
     referenced = [c.text for c in cues if c.reference]
     wants_number = bool(_WANTS_NUMBER.search(question))
     rank = {q.quote_id: i for i, q in enumerate(quotes)}
@@ -305,9 +314,10 @@ def score_units(
         near = {t for t in weights if t in context[qid]} - own
         coverage = (sum(weights[t] for t in own) + CONTEXT_WEIGHT * sum(weights[t] for t in near)) / total
         label = label_of.get(qid, "")
-        held = frozenset(c.text for c in cues if _contains(folded[id(u)], c.text) or c.text == label)
+        held_cues = [c for c in cues if id(u) in holders[c] or c.text == label]
+        held = frozenset(c.text for c in held_cues)
         # the image a question names by its label is the evidence; a sentence naming it points there
-        anchor = sum(c.weight * (LABEL_BOOST if c.text == label else 1.0) for c in cues if c.text in held)
+        anchor = sum(rarity[c] * (LABEL_BOOST if c.text == label else 1.0) for c in held_cues)
         number = 1.0 if wants_number and u.numbers else 0.0
         prior = 1.0 / (1 + rank[qid])
         score = W_COVERAGE * coverage + W_ANCHOR * min(1.0, anchor / cue_total) + W_NUMBER * number + W_RANK * prior
@@ -383,12 +393,16 @@ def select_quotes(
             cited.append(qid)
             terms |= s.terms
             cues |= s.anchors
+    # a part of the question that asks for a number ("and what share of ...") is answered by a
+    # sentence stating one: when the cited quotes have none near as good for it, cite the one that has
     for clause in request.clauses[1:]:
-        if len(cited) >= max_quotes:
-            break
-        by_clause = sorted(score_units(clause, (), units, labels, request.quotes), key=lambda s: -s.score)
-        top = by_clause[0]
-        held = max((s.score for s in by_clause if s.unit.quote.quote_id in cited), default=0.0)
+        if len(cited) >= max_quotes or not _WANTS_NUMBER.search(clause):
+            continue
+        stating = [s for s in score_units(clause, (), units, labels, request.quotes) if s.unit.numbers]
+        if not stating:
+            continue
+        top = max(stating, key=lambda s: s.score)
+        held = max((s.score for s in stating if s.unit.quote.quote_id in cited), default=0.0)
         if top.unit.quote.quote_id not in cited and top.score >= CLAUSE_LEAD * held:
             cited.append(top.unit.quote.quote_id)
     return cited
@@ -417,7 +431,7 @@ def _from_quote(ranked: list[Scored]) -> list[Scored]:
     for s in ranked[1:]:
         if len(chosen) >= MAX_PER_QUOTE or s.score < SAME_QUOTE_RELATIVE * top.score:
             break
-        if s.terms - terms or s.anchors - cues or (s.unit.kind == "row" and set(s.unit.numbers) - numbers):
+        if s.terms - terms or s.anchors - cues or (s.unit.kind in ("row", "ocr") and set(s.unit.numbers) - numbers):
             chosen.append(s)
             terms |= s.terms
             cues |= s.anchors

@@ -56,22 +56,6 @@ class PageResult:
     quotes: list[ParsedQuote]
 
 
-def page_chunks(page_count: int, size: int) -> list[tuple[int, ...]]:
-    """Page indices in runs of `size`: one page-map job each, so a worker opens the PDF once per run."""
-    return [tuple(range(start, min(start + size, page_count))) for start in range(0, page_count, size)]
-
-
-def gather_pages(chunks: Iterable[list[PageResult]]) -> tuple[list[ParsedPage], list[ParsedQuote]]:
-    """Flatten the per-chunk results of a page map, in order, into pages and quotes."""
-    pages: list[ParsedPage] = []
-    quotes: list[ParsedQuote] = []
-    for results in chunks:
-        for result in results:
-            pages.append(result.page)
-            quotes.extend(result.quotes)
-    return pages, quotes
-
-
 class Parser(Protocol):
     name: str
     code_version: str

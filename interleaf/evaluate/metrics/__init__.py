@@ -19,7 +19,13 @@ from interleaf.evaluate.metrics.records import (
     cited_from_answer,
 )
 from interleaf.evaluate.metrics.retrieval import ndcg_at_k, ranked_lists, recall_at_k, retrieval_metrics
-from interleaf.evaluate.metrics.score import JUDGE_FAMILIES, aggregate, score_answers, score_questions
+from interleaf.evaluate.metrics.score import (
+    JUDGE_FAMILIES,
+    aggregate,
+    judge_prompt_hashes,
+    score_answers,
+    score_questions,
+)
 
 __all__ = [
     "JUDGE_FAMILIES",
@@ -29,6 +35,7 @@ __all__ = [
     "QuestionScores",
     "aggregate",
     "cited_from_answer",
+    "judge_prompt_hashes",
     "ndcg_at_k",
     "ranked_lists",
     "recall_at_k",

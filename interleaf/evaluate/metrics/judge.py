@@ -148,62 +148,6 @@ def parse_label(text: str, labels: dict[str, float]) -> float | None:
     return labels[seen.pop()] if len(seen) == 1 else None
 
 
-# -- MMDocRAG's five criteria --------------------------------------------------------------------
-
-
-def mmdocrag_request(record: QuestionRecord, max_tokens: int | None) -> ChatRequest:
-    prompt = load_prompt("judge_mmdocrag")  # MMDocRAG Figure 24 / prompt_bank/evaluation_answer.txt
-    user = prompt.render(
-        question=record.question,
-        short_answer=record.short_answer or "(none)",
-        # no long gold answer: the short answer stands in, as the only gold there is
-        reference_answer=record.reference_answer or record.short_answer or "(none)",
-        answer=record.answer_markdown or " ",
-    )
-    return ChatRequest(user=user, max_tokens=max_tokens)
-
-
-def parse_mmdocrag(text: str) -> dict[str, float] | None:
-    return parse_scores(text, MMDOCRAG_CRITERIA, 0, 5)
-
-
-def mmdocrag_values(verdict: Verdict[dict[str, float]] | None) -> dict[str, float | None]:
-    scores = verdict.value if verdict is not None else None
-    values: dict[str, float | None] = {f"judge_{c}": scores[c] if scores else None for c in MMDOCRAG_CRITERIA}
-    values["judge_mean"] = sum(scores.values()) / len(scores) if scores else None
-    return values
-
-
-def judge_note(scores: Sequence[QuestionScores], family: str, skipped: str | None) -> tuple[str, int, int]:
-    """'3 judge replies, 1 unparsable, 0 failed' for a judge family, and its failure and request
-    counts; `skipped` says why the family was not asked ("no judge configured"), None if it was."""
-    if skipped is not None:
-        return f"not computed: {skipped}", 0, 0
-    requests = sum(s.counts.get(f"{family}_requests", 0) for s in scores)
-    unparsable = sum(s.counts.get(f"{family}_unparsable", 0) for s in scores)
-    errors = sum(s.counts.get(f"{family}_errors", 0) for s in scores)
-    first = next(((s.question_id, f) for s in scores for f in s.judge_failures if f.startswith(family + ":")), None)
-    note = f"{requests} judge replies, {unparsable} unparsable, {errors} failed"
-    if first:
-        note += f" (first, question {first[0]}: {first[1]})"
-    return note, unparsable + errors, requests
-
-
-def mean_metric(
-    scores: Sequence[QuestionScores], key: str, name: str, note: str, unit: str = "questions"
-) -> MetricValue:
-    present = [v for s in scores if (v := s.values.get(key)) is not None]
-    if not present:
-        return MetricValue(name, None, 0, note)
-    return MetricValue(name, sum(present) / len(present), len(present), f"mean over {len(present)} {unit}; {note}")
-
-
-def aggregate_mmdocrag(scores: Sequence[QuestionScores], skipped: str | None) -> list[MetricValue]:
-    note, _, _ = judge_note(scores, "mmdocrag", skipped)
-    names = [*(f"judge_{c}" for c in MMDOCRAG_CRITERIA), "judge_mean"]
-    return [mean_metric(scores, name, name, note) for name in names]
-
-
 # -- batching judge work across questions --------------------------------------------------------
 
 
@@ -260,12 +204,13 @@ def run_jobs(judge: ChatModel, jobs: Sequence[Job], tally: JudgeTally) -> list[V
 def quote_parts(quotes: Sequence[ContextQuote], load_image: ImageLoader | None) -> tuple[str, tuple[bytes, ...]]:
     """Quotes as the judge reads them: each one's label, kind and text form; with an image loader, the
     image quotes' crops go along too (in the order listed)."""
-    lines, images = [], []
+    lines: list[str] = []
+    images: list[bytes] = []
     for quote in quotes:
-        attached = load_image is not None and quote.modality == "image" and quote.img_path is not None
-        if attached and load_image is not None and quote.img_path is not None:
+        shown = ""
+        if load_image is not None and quote.modality == "image" and quote.img_path is not None:
             images.append(load_image(quote.img_path))
-        shown = f", attached image no. {len(images)}" if attached else ""
+            shown = f", attached image no. {len(images)}"
         lines.append(f"{quote.label} ({quote.kind}{shown}): {quote.text}")
     return "\n\n".join(lines), tuple(images)
 
@@ -278,9 +223,63 @@ class FamilyScores:
     tally: JudgeTally
 
 
+def judge_note(scores: Sequence[QuestionScores], family: str, skipped: str | None) -> str:
+    """ "12 judge replies, 1 unparsable, 0 failed (first, question q3: ...)" for a judge family;
+    `skipped` says why the family was not asked ("no judge configured"), None if it was."""
+    if skipped is not None:
+        return f"not computed: {skipped}"
+    requests = sum(s.counts.get(f"{family}_requests", 0) for s in scores)
+    unparsable = sum(s.counts.get(f"{family}_unparsable", 0) for s in scores)
+    errors = sum(s.counts.get(f"{family}_errors", 0) for s in scores)
+    first = next(((s.question_id, f) for s in scores for f in s.judge_failures if f.startswith(family + ":")), None)
+    note = f"{requests} judge replies, {unparsable} unparsable, {errors} failed"
+    if first:
+        note += f" (first, question {first[0]}: {first[1]})"
+    return note
+
+
+def mean_metric(scores: Sequence[QuestionScores], key: str, note: str) -> MetricValue:
+    """The mean of a per-question value over the questions that have one."""
+    present = [v for s in scores if (v := s.values.get(key)) is not None]
+    if not present:
+        return MetricValue(key, None, 0, note)
+    return MetricValue(key, sum(present) / len(present), len(present), f"mean over {len(present)} questions; {note}")
+
+
+# -- MMDocRAG's five criteria --------------------------------------------------------------------
+
+
+def mmdocrag_request(record: QuestionRecord, max_tokens: int | None) -> ChatRequest:
+    prompt = load_prompt("judge_mmdocrag")  # MMDocRAG Figure 24 / prompt_bank/evaluation_answer.txt
+    user = prompt.render(
+        question=record.question,
+        short_answer=record.short_answer or "(none)",
+        # no long gold answer: the short answer stands in, as the only gold there is
+        reference_answer=record.reference_answer or record.short_answer or "(none)",
+        answer=record.answer_markdown or " ",
+    )
+    return ChatRequest(user=user, max_tokens=max_tokens)
+
+
+def parse_mmdocrag(text: str) -> dict[str, float] | None:
+    return parse_scores(text, MMDOCRAG_CRITERIA, 0, 5)
+
+
+def mmdocrag_values(verdict: Verdict[dict[str, float]] | None) -> dict[str, float | None]:
+    scores = verdict.value if verdict is not None else None
+    values: dict[str, float | None] = {f"judge_{c}": scores[c] if scores else None for c in MMDOCRAG_CRITERIA}
+    values["judge_mean"] = sum(scores.values()) / len(scores) if scores else None
+    return values
+
+
 def judge_mmdocrag(records: Sequence[QuestionRecord], judge: ChatModel, max_tokens: int | None) -> FamilyScores:
     tally = JudgeTally.empty("mmdocrag", len(records))
     jobs = [Job(i, "mmdocrag", (), mmdocrag_request(r, max_tokens), parse_mmdocrag) for i, r in enumerate(records)]
     verdicts = run_jobs(judge, jobs, tally)
     by_question: dict[int, Verdict[Any]] = {job.question: v for job, v in zip(jobs, verdicts, strict=True)}
     return FamilyScores([mmdocrag_values(by_question.get(i)) for i in range(len(records))], tally)
+
+
+def aggregate_mmdocrag(scores: Sequence[QuestionScores], skipped: str | None) -> list[MetricValue]:
+    note = judge_note(scores, "mmdocrag", skipped)
+    return [mean_metric(scores, name, note) for name in (*(f"judge_{c}" for c in MMDOCRAG_CRITERIA), "judge_mean")]

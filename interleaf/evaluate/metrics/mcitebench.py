@@ -143,12 +143,12 @@ def judge_mcitebench(
 
 
 def aggregate_mcitebench(scores: Sequence[QuestionScores], skipped: str | None) -> list[MetricValue]:
-    note, _, _ = judge_note(scores, "mcitebench", skipped)
+    note = judge_note(scores, "mcitebench", skipped)
     note += "; answers with no citing sentence have no value"
-    out = [mean_metric(scores, key, key, note) for key in ("citation_f1", "citation_recall", "citation_precision")]
+    out = [mean_metric(scores, key, note) for key in ("citation_f1", "citation_recall", "citation_precision")]
     source_note = "per answer with gold quotes, averaged; an answer citing nothing scores 0"
     out += [
-        mean_metric(scores, key, key, source_note)
+        mean_metric(scores, key, source_note)
         for key in ("source_f1", "source_precision", "source_recall", "source_exact_match")
     ]
     return out

@@ -18,10 +18,22 @@ from interleaf.evaluate.metrics.overlap import aggregate_overlap, question_overl
 from interleaf.evaluate.metrics.records import MetricValue, QuestionRecord, QuestionScores
 from interleaf.evaluate.metrics.selection import aggregate_selection, question_selection
 from interleaf.generate.protocol import ChatModel, ImageLoader
+from interleaf.prompts import load_prompt
 
 JUDGE_FAMILIES = ("mmdocrag", "mcitebench", "mavis")
+JUDGE_PROMPTS = {
+    "mmdocrag": ("judge_mmdocrag",),
+    "mcitebench": ("judge_citation_recall", "judge_citation_precision"),
+    "mavis": ("atomic_facts", "judge_groundedness", "judge_completeness", "judge_relevance"),
+}
 # Room for a short explanation before "Answer:" (MAVIS) and for a reasoning model's preamble.
 DEFAULT_JUDGE_MAX_TOKENS = 512
+
+
+def judge_prompt_hashes(families: Collection[str] = JUDGE_FAMILIES) -> dict[str, str]:
+    """{prompt name: hash} of every prompt the judge families render: for the stage fingerprint and
+    the stored results."""
+    return {name: load_prompt(name).hash for family in families for name in JUDGE_PROMPTS[family]}
 
 
 def score_questions(

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pymupdf
+
+from interleaf.pdf.render import render_bgr_sized
 
 # The model's fixed input size (width, height); rendering straight to it skips a resize.
 MODEL_INPUT = (608, 800)
@@ -55,31 +58,24 @@ def quiet_loggers(names: tuple[str, ...] = _RAPID_LAYOUT_LOGGERS) -> None:
 
 
 @functools.cache
-def layout_engine(conf_thresh: float, iou_thresh: float):
+def layout_engine(conf_thresh: float, iou_thresh: float, threads: int) -> Any:
     quiet_loggers()
     from rapid_layout import RapidLayout
 
-    # One thread per worker process: measured 6.3 pages/s with 1 thread, 3.4 with 2 on 2 cores;
-    # parallelism comes from the page workers instead.
     return RapidLayout(
         model_type="pp_layout_cdla",
         conf_thresh=conf_thresh,
         iou_thresh=iou_thresh,
-        engine_cfg={"intra_op_num_threads": 1, "inter_op_num_threads": 1},
+        engine_cfg={"intra_op_num_threads": threads, "inter_op_num_threads": 1},
     )
 
 
-def render_for_layout(page: pymupdf.Page) -> np.ndarray:
-    rect = page.rect
-    matrix = pymupdf.Matrix(MODEL_INPUT[0] / rect.width, MODEL_INPUT[1] / rect.height)
-    pix = page.get_pixmap(matrix=matrix, colorspace=pymupdf.csRGB, alpha=False)
-    rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.w, 3)
-    return np.ascontiguousarray(rgb[:, :, ::-1])  # BGR, as the model was trained
-
-
-def detect_regions(page: pymupdf.Page, conf_thresh: float, iou_thresh: float) -> tuple[list[Region], np.ndarray]:
-    image = render_for_layout(page)
-    out = layout_engine(conf_thresh, iou_thresh)(image)
+def detect_regions(
+    page: pymupdf.Page, conf_thresh: float, iou_thresh: float, threads: int
+) -> tuple[list[Region], np.ndarray]:
+    """Regions in PDF points, and the BGR render the model saw (its fixed input size)."""
+    image = render_bgr_sized(page, *MODEL_INPUT)
+    out = layout_engine(conf_thresh, iou_thresh, threads)(image)
     sx, sy = page.rect.width / image.shape[1], page.rect.height / image.shape[0]
     regions = []
     if out.boxes is not None:

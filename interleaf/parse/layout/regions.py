@@ -5,11 +5,13 @@ Everything here is geometry on one page, in PDF points, with no model and no I/O
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from interleaf.parse.layout_model import Region
-from interleaf.parse.words import Word
+from interleaf.kinds import CROPPED_KINDS, LINE_KINDS
+from interleaf.parse.layout.model import Region
+from interleaf.pdf.rows import group_rows, rows_text
+from interleaf.pdf.words import Word
+from interleaf.text.references import caption_label
 
 # CDLA label -> quote kind
 KIND_OF_LABEL = {
@@ -24,17 +26,6 @@ KIND_OF_LABEL = {
     "reference": "reference",
     "equation": "equation",
 }
-IMAGE_KINDS = ("figure", "table", "equation")
-FURNITURE_KINDS = ("header", "footer")
-TEXT_KINDS = ("text", "title", "caption", "reference")
-
-CAPTION_PREFIX = re.compile(
-    r"^\s*(?P<word>fig(?:ure)?|table|tab|chart|exhibit|graph|plate|example|listing|tableau|figura|tabla|"
-    r"abb(?:ildung)?|그림|표|图|表)\.?\s*(?P<num>[0-9]+[a-z]?|[IVX]+)\b",
-    re.IGNORECASE,
-)
-
-
 @dataclass
 class Block:
     kind: str
@@ -99,7 +90,7 @@ def dedupe(blocks: list[Block]) -> list[Block]:
             union = block.area + other.area - inter
             if inter / union > 0.6:
                 duplicate = True
-            elif block.kind not in IMAGE_KINDS and other.kind in ("figure", "table"):
+            elif block.kind not in CROPPED_KINDS and other.kind in ("figure", "table"):
                 duplicate = inter / max(block.area, 1e-6) > 0.85
             if duplicate:
                 break
@@ -110,7 +101,7 @@ def dedupe(blocks: list[Block]) -> list[Block]:
     return [
         b
         for b in kept
-        if b.kind in IMAGE_KINDS or not any(_intersection(b, c) / max(b.area, 1e-6) > 0.85 for c in containers)
+        if b.kind in CROPPED_KINDS or not any(_intersection(b, c) / max(b.area, 1e-6) > 0.85 for c in containers)
     ]
 
 
@@ -162,7 +153,7 @@ def complete_lines(blocks: list[Block], orphans: list[Word]) -> list[Word]:
     line, which grows to hold them. Returns the words still without a block."""
     owner: dict[tuple[int, int], Block] = {}
     for b in blocks:
-        if b.kind in TEXT_KINDS:
+        if b.kind in LINE_KINDS:
             for w in b.words:
                 owner.setdefault((w.block, w.line), b)
     left = []
@@ -197,34 +188,20 @@ def blocks_from_orphans(orphans: list[Word]) -> list[Block]:
     return blocks
 
 
-Item = tuple[float, float, float, str]  # y0, y1, x0, text
-
-
-def _line_text(words: list[Word]) -> Item:
+def _line(words: list[Word]) -> Word:
+    """A text-layer line as one item: its words in order, its box around them."""
     words = sorted(words, key=lambda w: (w.order, w.x0))
-    return (
-        min(w.y0 for w in words),
-        max(w.y1 for w in words),
+    first = words[0]
+    return Word(
         min(w.x0 for w in words),
+        min(w.y0 for w in words),
+        max(w.x1 for w in words),
+        max(w.y1 for w in words),
         " ".join(w.text for w in words),
+        first.block,
+        first.line,
+        0,
     )
-
-
-def _rows(items: list[Item]) -> tuple[list[list[Item]], str]:
-    """Group items whose vertical extents overlap by half the smaller height into rows, top to
-    bottom, left to right within a row; also return the text, a row per line."""
-    rows: list[list[Item]] = []
-    for item in sorted(items, key=lambda t: (t[0], t[2])):
-        if rows:
-            head = rows[-1][0]
-            overlap = min(item[1], head[1]) - max(item[0], head[0])
-            if overlap > 0.5 * max(1.0, min(item[1] - item[0], head[1] - head[0])):
-                rows[-1].append(item)
-                continue
-        rows.append([item])
-    for row in rows:
-        row.sort(key=lambda t: t[2])
-    return rows, "\n".join(" ".join(t[3] for t in row) for row in rows)
 
 
 def _lines(words: list[Word]) -> dict[int, dict[int, list[Word]]]:
@@ -236,27 +213,29 @@ def _lines(words: list[Word]) -> dict[int, dict[int, list[Word]]]:
 
 def table_words_to_text(words: list[Word]) -> str:
     """Lines grouped into rows across the whole box, so a table reads row by row."""
-    return _rows([_line_text(ws) for lines in _lines(words).values() for ws in lines.values()])[1]
+    return rows_text([_line(ws) for lines in _lines(words).values() for ws in lines.values()])
 
 
 def words_to_text(words: list[Word]) -> str:
     """Text blocks as the PDF groups them (a table cell, a chart label, a paragraph), each block's
-    lines in rows; blocks in rows by their first line. Keeping a block's lines together keeps a
+    lines in rows; blocks in rows by their first row. Keeping a block's lines together keeps a
     two-line label or cell readable as one phrase."""
     items = []
-    for lines in _lines(words).values():
-        rows, text = _rows([_line_text(ws) for ws in lines.values()])
+    for block, lines in _lines(words).items():
+        rows = group_rows([_line(ws) for ws in lines.values()])
         first = rows[0]
-        items.append((min(t[0] for t in first), max(t[1] for t in first), min(t[2] for row in rows for t in row), text))
-    return _rows(items)[1]
+        text = "\n".join(" ".join(t.text for t in row) for row in rows)
+        x0 = min(t.x0 for row in rows for t in row)
+        items.append(Word(x0, min(t.y0 for t in first), x0, max(t.y1 for t in first), text, block, 0, 0))
+    return rows_text(items)
 
 
 def _caption_target(text: str) -> str | None:
-    match = CAPTION_PREFIX.match(text)
-    if not match:
+    """The kind of float a caption names: "table" for a table label, "figure" for any other."""
+    label = caption_label(text)
+    if label is None:
         return None
-    word = match.group("word").lower()
-    return "table" if word.startswith(("tab", "표", "表")) else "figure"
+    return "table" if label.family == "table" else "figure"
 
 
 def attach_captions(blocks: list[Block], max_gap: float) -> list[Block]:
@@ -288,7 +267,7 @@ def attach_captions(blocks: list[Block], max_gap: float) -> list[Block]:
             if _intersection(cap, t) > 0.5 * cap.area:
                 continue  # a header row or legend inside the box, not its caption
             penalty = 0.0 if (wanted or "figure") == t.kind else 10.0
-            if not CAPTION_PREFIX.match(cap.text):
+            if caption_label(cap.text) is None:
                 penalty += 30.0  # "Table 2: ..." further away beats an unnumbered label nearby
             pairs.append((distance + penalty, id(cap), cap, t))
     used_caps: set[int] = set()
@@ -329,9 +308,9 @@ def absorb_float_labels(
 
 
 def _belongs_to(b: Block, t: Block, slack: float, touch: float, label_height: float) -> bool:
-    if b is t or b.kind not in ("text", "caption") or CAPTION_PREFIX.match(b.text) or not b.words:
+    if b is t or b.kind not in ("text", "caption") or caption_label(b.text) or not b.words:
         return False
-    if t.caption_box is not None and CAPTION_PREFIX.match(t.caption or ""):
+    if t.caption_box is not None and caption_label(t.caption):
         cx0, cy0, cx1, cy1 = t.caption_box
         low, high = (t.y1, cy0) if cy0 >= t.y1 - slack else (cy1, t.y0)
         within_x = b.x0 >= min(t.x0, cx0) - slack and b.x1 <= max(t.x1, cx1) + slack

@@ -4,38 +4,25 @@ equations, captions attached, reading order by columns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pymupdf
 
-from interleaf.parse import regions as rg
+from interleaf.kinds import CROPPED_KINDS, FURNITURE_KINDS
+from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import LayoutConfig
-from interleaf.parse.layout_model import detect_regions
-from interleaf.parse.ocr import ocr_words
-from interleaf.parse.pdf_input import open_pdf, page_count_and_title
-from interleaf.parse.protocol import (
-    PageMap,
-    PageResult,
-    ParsedDocument,
-    ParsedPage,
-    ParsedQuote,
-    gather_pages,
-    page_chunks,
-)
-from interleaf.parse.reading_order import reading_order
-from interleaf.parse.words import Word, text_layer_usable, text_layer_words
+from interleaf.parse.layout import regions as rg
+from interleaf.parse.layout.model import detect_regions
+from interleaf.parse.layout.reading_order import reading_order
+from interleaf.parse.protocol import PageMap, PageResult, ParsedDocument, ParsedPage, ParsedQuote
+from interleaf.pdf.document import page_count_and_title
+from interleaf.pdf.ocr.config import RapidOcrConfig
+from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
+from interleaf.pdf.render import crop_png, render_bgr
+from interleaf.pdf.words import Word, ocr_words, text_layer_usable, text_layer_words
 
-CODE_VERSION = "layout-2"
-
-
-@dataclass(frozen=True)
-class ChunkJob:
-    pdf: bytes
-    name: str
-    pages: tuple[int, ...]
-    config: LayoutConfig
+CODE_VERSION = "layout-3"
 
 
 def _is_blank(image_bgr: np.ndarray) -> bool:
@@ -50,18 +37,8 @@ def _page_words(page: pymupdf.Page, layout_image: np.ndarray, cfg: LayoutConfig)
         return words, has_text_layer, False
     if _is_blank(layout_image):
         return [], has_text_layer, False
-    zoom = cfg.ocr_dpi / 72
-    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
-    rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.w, 3)
-    return ocr_words(np.ascontiguousarray(rgb[:, :, ::-1]), 1 / zoom), has_text_layer, True
-
-
-def _crop_png(page: pymupdf.Page, block: rg.Block, dpi: int) -> bytes | None:
-    clip = pymupdf.Rect(block.bbox) & page.rect
-    if clip.is_empty or clip.width < 2 or clip.height < 2:
-        return None
-    pix = page.get_pixmap(clip=clip, dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)
-    return pix.tobytes("png")
+    lines = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads)).read(render_bgr(page, cfg.ocr_dpi))
+    return ocr_words(lines, 72 / cfg.ocr_dpi), has_text_layer, True
 
 
 def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
@@ -69,13 +46,13 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
     if rotation:
         # Words come in unrotated coordinates; render unrotated too so boxes agree.
         page.set_rotation(0)
-    found, image = detect_regions(page, cfg.conf_thresh, cfg.iou_thresh)
+    found, image = detect_regions(page, cfg.conf_thresh, cfg.iou_thresh, cfg.threads)
     words, has_text_layer, ocr_used = _page_words(page, image, cfg)
     source = "ocr" if ocr_used else "text_layer"
 
     blocks = rg.merge_split_figures(rg.dedupe(rg.blocks_from_regions(found)))
     orphans = rg.complete_lines(blocks, rg.assign_words(blocks, words))
-    blocks = [b for b in blocks if b.words or b.kind in rg.IMAGE_KINDS]
+    blocks = [b for b in blocks if b.words or b.kind in CROPPED_KINDS]
     blocks += rg.blocks_from_orphans(orphans)
     for b in blocks:
         b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
@@ -87,7 +64,6 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
 
     quotes = []
     for b in reading_order(blocks, page.rect.width):
-        is_image = b.kind in rg.IMAGE_KINDS
         quotes.append(
             ParsedQuote(
                 page_idx=page.number,
@@ -96,9 +72,9 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
                 text=b.text,
                 text_source=source if b.text else "none",
                 caption=b.caption,
-                furniture=b.kind in rg.FURNITURE_KINDS,
+                furniture=b.kind in FURNITURE_KINDS,
                 score=b.score,
-                png=_crop_png(page, b, cfg.crop_dpi) if is_image else None,
+                png=crop_png(page, b.bbox, cfg.crop_dpi) if b.kind in CROPPED_KINDS else None,
             )
         )
     parsed = ParsedPage(
@@ -110,15 +86,6 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
         ocr_used=ocr_used,
     )
     return PageResult(parsed, quotes)
-
-
-def parse_chunk(job: ChunkJob) -> list[PageResult]:
-    """Module-level so a process pool can run it; opens the PDF once per chunk."""
-    doc = open_pdf(job.pdf, job.name)
-    try:
-        return [parse_page(doc[i], job.config) for i in job.pages]
-    finally:
-        doc.close()
 
 
 def _title(doc_title: str | None, quotes: list[ParsedQuote]) -> str | None:
@@ -141,10 +108,12 @@ class LayoutParser:
         self.pages_per_chunk = pages_per_chunk
 
     def fingerprint_config(self) -> dict[str, Any]:
-        return self.config.model_dump()
+        # threads change speed, never output
+        return self.config.model_dump(exclude={"threads"})
 
     def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
         page_count, title = page_count_and_title(pdf, name)
-        jobs = [ChunkJob(pdf, name, pages, self.config) for pages in page_chunks(page_count, self.pages_per_chunk)]
-        pages, quotes = gather_pages(page_map(parse_chunk, jobs))
+        pages, quotes = parse_pages(
+            pdf, name, page_count, self.pages_per_chunk, page_map, parse_page, lambda _i: self.config
+        )
         return ParsedDocument(page_count=page_count, title=_title(title, quotes), pages=pages, quotes=quotes)

@@ -26,28 +26,22 @@ from typing import Any
 import pymupdf
 
 from interleaf.errors import ConfigError, DocumentError
+from interleaf.kinds import CROPPED_KINDS
+from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import MineruConfig
-from interleaf.parse.mineru_common import (
+from interleaf.parse.mineru.common import (
     FURNITURE_TYPES,
-    IMAGE_KINDS,
     TEXT_ITEM_KINDS,
     PageGeometry,
-    crop_png,
     furniture_kind,
     mapped_quote,
     parsed_page,
     table_text_and_html,
     unrotate_page,
 )
-from interleaf.parse.pdf_input import open_pdf, page_count_and_title
-from interleaf.parse.protocol import (
-    PageMap,
-    PageResult,
-    ParsedDocument,
-    ParsedQuote,
-    gather_pages,
-    page_chunks,
-)
+from interleaf.parse.protocol import PageMap, PageResult, ParsedDocument, ParsedQuote
+from interleaf.pdf.document import page_count_and_title
+from interleaf.pdf.render import crop_png
 
 CODE_VERSION = "mineru-1"
 
@@ -169,7 +163,7 @@ def block_quote(block: dict[str, Any]) -> BlockQuote | None:
         quote = BlockQuote("list", fractions, block_text(block).strip())
     else:  # text, ref_text, page_footnote and any type newer than this mapping
         quote = BlockQuote(TEXT_ITEM_KINDS.get(block_type, "text"), fractions, block_text(block).strip())
-    if not quote.text and quote.kind not in IMAGE_KINDS:
+    if not quote.text and quote.kind not in CROPPED_KINDS:
         return None
     return quote
 
@@ -189,39 +183,29 @@ def doc_title(blocks: list[dict[str, Any]]) -> str | None:
 
 
 @dataclass(frozen=True)
-class ChunkJob:
-    pdf: bytes
-    name: str
-    pages: tuple[int, ...]
-    blocks: tuple[tuple[dict[str, Any], ...], ...]  # MinerU's blocks of each page in `pages`
+class PageWork:
+    """What a page job needs besides the page: MinerU's blocks of that page and the run's settings."""
+
+    blocks: tuple[dict[str, Any], ...]
     ocr_used: bool
+    crop_dpi: int
 
 
-def _page_quotes(
-    page: pymupdf.Page, geometry: PageGeometry, blocks: tuple[dict[str, Any], ...]
-) -> Iterator[ParsedQuote]:
-    for block in blocks:
+def _page_quotes(page: pymupdf.Page, geometry: PageGeometry, work: PageWork) -> Iterator[ParsedQuote]:
+    for block in work.blocks:
         bq = block_quote(block)
         if bq is None:
             continue
         bbox = geometry.to_points(bq.fractions)
-        png = crop_png(page, bbox) if bq.kind in IMAGE_KINDS else None
+        png = crop_png(page, bbox, work.crop_dpi) if bq.kind in CROPPED_KINDS else None
         yield mapped_quote(geometry.page_idx, bq, bbox, png)
 
 
-def parse_chunk(job: ChunkJob) -> list[PageResult]:
-    """Module-level so a process pool can run it; opens the PDF once per chunk."""
-    doc = open_pdf(job.pdf, job.name)
-    try:
-        results = []
-        for page_idx, blocks in zip(job.pages, job.blocks, strict=True):
-            page = doc[page_idx]
-            geometry = unrotate_page(page)
-            quotes = list(_page_quotes(page, geometry, blocks))
-            results.append(PageResult(parsed_page(page, geometry, job.ocr_used), quotes))
-        return results
-    finally:
-        doc.close()
+def parse_page(page: pymupdf.Page, work: PageWork) -> PageResult:
+    """Module-level so a process pool can run it (through interleaf.parse.chunks)."""
+    geometry = unrotate_page(page)
+    quotes = list(_page_quotes(page, geometry, work))
+    return PageResult(parsed_page(page, geometry, work.ocr_used), quotes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,11 +235,15 @@ class MineruParser:
         # MinerU decides txt or ocr for the whole document; without its OCR models it never OCRs.
         ocr_used = ((middle.get("extensions") or {}).get("mineru") or {}).get("parse_mode") == "ocr"
 
-        jobs = [
-            ChunkJob(pdf, name, pages, tuple(by_page.get(i, ()) for i in pages), ocr_used)
-            for pages in page_chunks(page_count, self.pages_per_chunk)
-        ]
-        pages_out, quotes = gather_pages(page_map(parse_chunk, jobs))
+        pages_out, quotes = parse_pages(
+            pdf,
+            name,
+            page_count,
+            self.pages_per_chunk,
+            page_map,
+            parse_page,
+            lambda i: PageWork(by_page.get(i, ()), ocr_used, self.config.crop_dpi),
+        )
 
         rejects = [(i, "MinerU returned no result for this page") for i in range(page_count) if i not in by_page]
         return ParsedDocument(
@@ -268,6 +256,7 @@ class MineruParser:
 
     def _run_mineru(self, pdf: bytes, name: str) -> Any:
         import mineru  # lazily: an optional extra, and heavy
+        from pypdfium2 import PdfiumError  # MinerU's PDF reader
 
         cfg = self.config
         os.environ["MINERU_MODEL_SOURCE"] = cfg.model_source
@@ -278,10 +267,8 @@ class MineruParser:
                 return mineru.parse(path, tier=cfg.tier, ocr_mode=cfg.ocr_mode, image_analysis=cfg.image_analysis)
             except (ConnectionError, FileNotFoundError) as exc:
                 raise self._models_missing(name, exc) from exc
-            except Exception as exc:
-                if type(exc).__module__.startswith("pypdfium2"):
-                    raise DocumentError(name, f"MinerU's PDF reader (PDFium) cannot open it: {exc}") from exc
-                raise
+            except PdfiumError as exc:
+                raise DocumentError(name, f"MinerU's PDF reader (PDFium) cannot open it: {exc}") from exc
 
     def _models_missing(self, name: str, exc: Exception) -> Exception:
         """MinerU fetches models on first need (OCR for pages without a usable text layer, layout

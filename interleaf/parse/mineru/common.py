@@ -11,9 +11,7 @@ import pymupdf
 
 from interleaf.parse.protocol import ParsedPage, ParsedQuote
 
-CROP_DPI = 144  # resolution of the PNG crops rendered from the PDF, as the layout parser does
 BBOX_SCALE = 1000.0  # content-list boxes are in thousandths of the page
-IMAGE_KINDS = ("figure", "table", "equation")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # MinerU's page furniture. Page numbers become header or footer by where they sit; side-margin
@@ -85,15 +83,6 @@ def parsed_page(page: pymupdf.Page, geometry: PageGeometry, ocr_used: bool = Fal
         has_text_layer=bool(page.get_text("text").strip()),
         ocr_used=ocr_used,
     )
-
-
-def crop_png(page: pymupdf.Page, bbox: tuple[float, float, float, float], dpi: int = CROP_DPI) -> bytes | None:
-    """The region rendered from the PDF; the page must be unrotated (see `unrotate_page`)."""
-    clip = pymupdf.Rect(bbox) & page.rect
-    if clip.is_empty or clip.width < 2 or clip.height < 2:
-        return None
-    pix = page.get_pixmap(clip=clip, dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)
-    return pix.tobytes("png")
 
 
 def furniture_kind(mineru_type: str, y_center_fraction: float) -> str:

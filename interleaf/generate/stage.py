@@ -1,0 +1,197 @@
+"""The generate stage: each question's retrieved context -> an interleaved, cited answer, every
+citation checked against the quote it names (MMDocRAG §2.1, §3).
+
+The context is the retrieve stage's at `generate.budget` (15 = 5 images + 10 texts by default),
+numbered per modality in context order, or shuffled with a fixed seed (MMDocRAG footnote 7).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from interleaf.expand.stage import clauses_by_question
+from interleaf.generate.citations import check_answer
+from interleaf.generate.config import GenerateConfig
+from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuote, GeneratedAnswer, Generator
+from interleaf.generate.sentences import strip_marks
+from interleaf.kinds import modality_of
+from interleaf.stage import StageInput, StageOutput
+from warehouse import schemas
+
+STAGE = "generate"
+
+
+def quote_rows(quotes: pa.Table, quote_texts: pa.Table, wanted: set[str]) -> dict[str, dict[str, Any]]:
+    """The context quotes' rows, with their described text forms joined in."""
+    cols = ["quote_id", "doc_id", "page_idx", "kind", "text", "caption", "img_path", "bbox"]
+    rows = {r["quote_id"]: r for r in quotes.select(cols).to_pylist() if r["quote_id"] in wanted}
+    for t in quote_texts.select(["quote_id", "ocr_text", "table_md", "vlm_text"]).to_pylist():
+        if t["quote_id"] in rows:
+            rows[t["quote_id"]] |= {k: t[k] for k in ("ocr_text", "table_md", "vlm_text")}
+    return rows
+
+
+def image_text(row: Mapping[str, Any], prefer: str) -> str:
+    """An image quote as text: its VLM-text or OCR-text (the other one where it is missing), else
+    its caption. A table's OCR-text is its Markdown rows."""
+    ocr = row.get("table_md") or row.get("ocr_text")
+    first, second = (row.get("vlm_text"), ocr) if prefer == "vlm" else (ocr, row.get("vlm_text"))
+    return first or second or row.get("caption") or ""
+
+
+def build_requests(
+    questions: pa.Table,
+    contexts: pa.Table,
+    clauses: pa.Table,
+    quotes: pa.Table,
+    quote_texts: pa.Table,
+    documents: pa.Table,
+    config: GenerateConfig,
+) -> list[AnswerRequest]:
+    """One AnswerRequest per question, its context at `config.budget`. Pure."""
+    picked = contexts.filter(pa.compute.equal(contexts.column("budget"), config.budget)).to_pylist()
+    by_question: dict[str, list[tuple[int, str]]] = {}
+    for r in picked:
+        by_question.setdefault(r["question_id"], []).append((r["position"], r["quote_id"]))
+    rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked})
+    names = {d["doc_id"]: d["name"] for d in documents.select(["doc_id", "name"]).to_pylist()}
+    clause_texts = clauses_by_question(clauses)
+    requests = []
+    for q in questions.select(["question_id", "question"]).to_pylist():
+        ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
+        if config.quote_order == "shuffled":  # seeded per question: the same order on every run
+            random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
+        numbers = {"text": 0, "image": 0}
+        context = []
+        for quote_id in ids:
+            row = rows[quote_id]
+            modality = modality_of(row["kind"])
+            numbers[modality] += 1
+            text = image_text(row, config.image_text) if modality == "image" else row["text"]
+            context.append(
+                ContextQuote(
+                    quote_id=quote_id,
+                    modality=modality,
+                    number=numbers[modality],
+                    doc_id=row["doc_id"],
+                    doc_name=names.get(row["doc_id"], row["doc_id"][:16]),
+                    page_idx=row["page_idx"],
+                    kind=row["kind"],
+                    text=text,
+                    caption=row["caption"],
+                    img_path=row["img_path"],
+                    bbox=tuple(row["bbox"]) if row["bbox"] else None,
+                    ocr_text=row.get("table_md") or row.get("ocr_text"),
+                    vlm_text=row.get("vlm_text"),
+                )
+            )
+        cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
+        requests.append(AnswerRequest(q["question_id"], q["question"], tuple(context), cs))
+    return requests
+
+
+class GenerateStage:
+    """Contexts -> `answers` and `citations`."""
+
+    name = STAGE
+    unit = "question_set"
+    inputs = ("questions", "contexts", "clauses", "documents", "quotes", "quote_texts")
+    outputs = ("citations", "answers")
+    upstream = ("retrieve",)
+    sources = ("interleaf.generate", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
+    retries = 0
+    retry_on: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, config: GenerateConfig, scope: str, generator: Generator | None = None) -> None:
+        self.settings, self.scope = config, scope
+        self._generator = generator
+
+    @property
+    def generator(self) -> Generator:
+        if self._generator is None:
+            from interleaf.generate.registry import get_generator
+
+            self._generator = get_generator(self.settings)
+        return self._generator
+
+    def config(self) -> dict[str, Any]:
+        c = self.settings
+        common = c.model_dump(exclude={"offline", "openai", "transformers"})
+        # where the server is and how fast it is asked do not change the answer; the model does
+        section = {
+            "offline": lambda: c.offline.model_dump(),
+            "openai": lambda: c.openai.model_dump(include={"model", "max_tokens", "temperature"}),
+            "transformers": lambda: c.transformers.model_dump(exclude={"device", "batch_size"}),
+        }[c.backend]()
+        return {**common, c.backend: section, "scope": self.scope}
+
+    def prompt_hashes(self) -> list[str]:
+        return self.generator.prompt_hashes()
+
+    def version(self) -> dict[str, str]:
+        return self.generator.version()
+
+    def run(self, given: StageInput) -> StageOutput:
+        t = given.tables
+        requests = build_requests(
+            t["questions"], t["contexts"], t["clauses"], t["quotes"], t["quote_texts"], t["documents"], self.settings
+        )
+        generated = self.generator.generate(requests, lambda img_path: (given.root / img_path).read_bytes())
+        answers, citations, rejects = [], [], []
+        prompt_hash = ",".join(sorted(self.prompt_hashes())) or None
+        for request, answer in zip(requests, generated, strict=True):
+            checked = check_answer(answer.markdown, request.quotes)
+            key = {"qset_id": given.unit, "question_id": request.question_id, "scope": self.scope}
+            answers.append(key | answer_row(request, answer, checked, self.generator, prompt_hash))
+            citations += [key | row for row in citation_rows(checked, request)]
+            if answer.error:
+                rejects.append((request.question_id, f"generate ({self.generator.name}): {answer.error}"))
+        return StageOutput(
+            {
+                "citations": pa.Table.from_pylist(citations, schema=schemas.CITATIONS),
+                "answers": pa.Table.from_pylist(answers, schema=schemas.ANSWERS),
+            },
+            rejects=rejects,
+            counts={"answers": len(answers), "citations": len(citations)},
+        )
+
+
+def answer_row(
+    request: AnswerRequest,
+    answer: GeneratedAnswer,
+    checked: CheckedAnswer,
+    generator: Generator,
+    prompt_hash: str | None,
+) -> dict[str, Any]:
+    return {
+        "question": request.question,
+        "answer_md": checked.markdown,
+        "raw_md": answer.markdown,
+        "generator": generator.name,
+        "model": answer.model or generator.model,
+        "input_mode": generator.input_mode,
+        "prompt_hash": prompt_hash,
+        "context_quotes": len(request.quotes),
+        "words": len(strip_marks(checked.markdown, keep_alt=True).split()),
+        "invalid_citations": checked.invalid,
+        "repaired_citations": checked.repaired,
+        "tokens_in": answer.tokens_in,
+        "tokens_out": answer.tokens_out,
+        "seconds": answer.seconds,
+        "error": answer.error,
+    }
+
+
+def citation_rows(checked: CheckedAnswer, request: AnswerRequest) -> list[dict[str, Any]]:
+    labels = {q.quote_id: q.label for q in request.quotes}
+    return [
+        {"sentence_idx": s.index, "sentence": s.text, "quote_id": c.quote_id, "modality": c.modality}
+        | {"label": labels[c.quote_id], "supported": c.supported, "reason": c.reason}
+        for s in checked.sentences
+        for c in s.citations
+        if c.quote_id is not None
+    ]

@@ -1,0 +1,1 @@
+"""The offline default parser: rapid-layout regions, the PDF's text layer, RapidOCR where it is unusable."""
