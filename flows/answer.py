@@ -27,13 +27,14 @@ def answer_stages(
 ) -> list[Stage]:
     """`generate=False`: retrieval only (an ablation variant is scored on recall alone);
     `evaluate=False`: no gold to score against (`interleaf ask`)."""
-    scope = settings.retrieve.scope
+    scope, budgets = settings.retrieve.scope, settings.retrieve.budgets
+    answered = settings.generate if generate else None
     return [
         QuestionsStage(),
         ExpandStage(settings.expand),
         RetrieveStage(settings.retrieve, settings.index, settings.expand),
         *([GenerateStage(settings.generate, scope, generator)] if generate else []),
-        *([EvaluateStage(settings.evaluate, scope, settings.retrieve.budgets, generate)] if evaluate else []),
+        *([EvaluateStage(settings.evaluate, scope, budgets, answered)] if evaluate else []),
     ]
 
 

@@ -49,6 +49,7 @@ class StageInput:
     root: Path  # warehouse root: crops and other files written by earlier stages, read-only
     fingerprint: str = ""  # this stage's, for names the stage writes under (crop paths)
     upstream: Mapping[str, str] = field(default_factory=dict)  # the fingerprints its own covers
+    run_id: str = ""  # the run computing it, for tables that name their run (eval_metrics)
     # the unit's outputs under the stage's previously published fingerprint: rows a stage may reuse
     previous: dict[str, pa.Table] = field(default_factory=dict)
     cache: ContentCache | None = None

@@ -216,6 +216,7 @@ def run_unit(
                 root=wh.root,
                 fingerprint=fp,
                 upstream={u: plan.fingerprints[u] for u in stage.upstream},
+                run_id=ctx.run_id,
                 previous=read_previous(wh, stage, fp, unit),
                 cache=WarehouseCache(wh, stage.name),
                 page_map=page_map,

@@ -328,7 +328,23 @@ CITATIONS = pa.schema(
         pa.field("reason", pa.string(), nullable=False),
     ]
 )
+# evaluate stage: every metric of the papers, overall and by breakdown (one row per value).
+EVAL_METRICS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),  # the run that computed it: `eval --compare A B`
+        pa.field("qset_id", pa.string(), nullable=False),
+        pa.field("variant", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),  # doc, corpus, fixed (MMDocRAG's given contexts)
+        pa.field("metric", pa.string(), nullable=False),  # quote_f1, bleu, judge_fluency, recall@10, ...
+        pa.field("breakdown", pa.string(), nullable=False),  # all, question_type, page_span, retriever, position, ...
+        pa.field("group_name", pa.string(), nullable=False),  # the group within the breakdown
+        pa.field("value", pa.float64()),  # null: not computed (no judge configured, no data)
+        pa.field("n", pa.int32(), nullable=False),  # what it averages over: the note says
+        pa.field("note", pa.string(), nullable=False),
+    ]
+)
 TABLES["answers"] = ANSWERS
+TABLES["eval_metrics"] = EVAL_METRICS
 TABLES["citations"] = CITATIONS
 
 

@@ -4,30 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from interleaf.pdf.ocr.config import PaddleOcrConfig, RapidOcrConfig
+from interleaf.strict import Strict
 from interleaf.vlm.config import ChatServerConfig, QwenVLConfig
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RapidOcrConfig(Strict):
-    threads: int = Field(2, ge=1, le=64)  # onnxruntime intra-op threads; the default (-1) oversubscribes
-
-
-class PaddleOcrConfig(Strict):
-    """PaddleOCR 3.x with local model folders (it cannot fetch models on machines without a hub)."""
-
-    text_detection_model_dir: str | None = None
-    text_detection_model_name: str | None = None
-    text_recognition_model_dir: str | None = None
-    text_recognition_model_name: str | None = None
-    textline_orientation_model_dir: str | None = None
-    use_textline_orientation: bool = False
-    lang: str | None = None
-    device: str = "cpu"
+CroppedKind = Literal["figure", "table", "equation"]  # interleaf.kinds.CROPPED_KINDS: the quotes with a crop
 
 
 class OcrConfig(Strict):
@@ -62,7 +45,7 @@ class OpenAIConfig(ChatServerConfig):
 class DescribeConfig(Strict):
     describer: Literal["offline", "transformers", "openai"] = "offline"
     prompt: str = "describe_image"  # prompts/<name>.md, for the VLM describers
-    kinds: list[str] = ["figure", "table", "equation"]  # image quotes described
+    kinds: list[CroppedKind] = ["figure", "table", "equation"]  # image quotes read and described
     ocr: OcrConfig = OcrConfig()
     transformers: TransformersConfig = TransformersConfig()
     openai: OpenAIConfig = OpenAIConfig()

@@ -12,43 +12,25 @@ import re
 from collections.abc import Iterable
 
 from interleaf.describe.protocol import DescribeRequest, Description
+from interleaf.text.references import Label, caption_label
 
-_LABEL = re.compile(
-    r"^\s*(?P<word>fig(?:ure)?\.?|tab(?:le)?\.?|tableau|chart|graph|exhibit|abbildung)\s*(?P<num>[0-9]+[a-z]?)",
-    re.IGNORECASE,
-)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\u00C0-\u024F(\"“])")
-_FAMILY = {"fig": "fig", "figure": "fig", "chart": "fig", "graph": "fig", "exhibit": "fig", "abbildung": "fig"}
-_WORDS = {
-    "fig": r"(?:fig(?:ure)?s?\.?|charts?|graphs?|exhibits?|abbildung)",
-    "tab": r"(?:tab(?:le)?s?\.?|tableaux?)",
-}
-
-
-def caption_label(caption: str | None) -> tuple[str, str] | None:
-    """("fig" | "tab", number) from a caption that starts with "Figure 3:" / "Table 2." / "Tableau 1"."""
-    match = _LABEL.match(caption or "")
-    if not match:
-        return None
-    word = match.group("word").lower().rstrip(".")
-    family = _FAMILY.get(word, "tab" if word.startswith("tab") else "fig")
-    return family, match.group("num").lower()
 
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
 
 
-def referring_sentences(label: tuple[str, str] | None, texts: Iterable[str], limit: int) -> list[str]:
-    """Sentences that name the label ("Figure 3", "Fig. 3", "Table 2", "Tableau 2"), first ones first."""
+def referring_sentences(label: Label | None, texts: Iterable[str], limit: int) -> list[str]:
+    """Sentences that mention the label ("Figure 3", "Fig. 3", "Table 2", "Tableau 2"), first ones
+    first; a sentence that is itself a caption ("Table 2: ...") is not a reference to it."""
     if label is None or limit <= 0:
         return []
-    family, num = label
-    pattern = re.compile(rf"\b{_WORDS[family]}\s*{re.escape(num)}(?![0-9])", re.IGNORECASE)
+    pattern = label.mentions()
     found: list[str] = []
     for text in texts:
         for sentence in sentences(text):
-            if pattern.search(sentence) and not _LABEL.match(sentence) and sentence not in found:
+            if pattern.search(sentence) and caption_label(sentence) is None and sentence not in found:
                 found.append(sentence)
                 if len(found) >= limit:
                     return found

@@ -1,26 +1,9 @@
-"""The describe stage's swappable parts: an OcrEngine reads a crop, a Describer writes VLM-text."""
+"""The describe stage's swappable part: a Describer writes VLM-text (OCR engines: interleaf.pdf.ocr)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import numpy as np
-
-
-@dataclass(frozen=True)
-class OcrLine:
-    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in the image's pixels
-    text: str
-    conf: float
-
-
-class OcrEngine(Protocol):
-    name: str  # the source label written in `ocr_source`: rapidocr, paddleocr
-
-    def fingerprint_config(self) -> dict[str, Any]: ...
-
-    def read(self, image_bgr: np.ndarray) -> list[OcrLine]: ...
+from typing import Protocol
 
 
 @dataclass(frozen=True)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from interleaf.describe.config import DescribeConfig, OcrConfig
-from interleaf.describe.protocol import Describer, OcrEngine
+from interleaf.describe.protocol import Describer
+from interleaf.pdf.ocr.protocol import OcrEngine
 from interleaf.prompts import load_prompt
 
 
 def get_ocr_engine(config: OcrConfig) -> OcrEngine:
     if config.backend == "rapidocr":
-        from interleaf.describe.rapidocr_engine import RapidOcrEngine
+        from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 
         return RapidOcrEngine(config.rapidocr)
     if config.backend == "paddleocr":
-        from interleaf.describe.paddleocr_engine import PaddleOcrEngine
+        from interleaf.pdf.ocr.paddleocr_engine import PaddleOcrEngine
 
         return PaddleOcrEngine(config.paddleocr)
     raise ValueError(f"unknown OCR backend {config.backend!r}")

@@ -24,14 +24,17 @@ import pyarrow as pa
 import pymupdf
 
 from interleaf.describe.config import DescribeConfig
-from interleaf.describe.offline_describer import caption_label, referring_sentences
-from interleaf.describe.protocol import Describer, DescribeRequest, OcrEngine, OcrLine
+from interleaf.describe.offline_describer import referring_sentences
+from interleaf.describe.protocol import Describer, DescribeRequest
 from interleaf.describe.table_structure import markdown_table
-from interleaf.describe.vector_text import PageText, rows_text, use_vector_text, words_in_box
+from interleaf.describe.vector_text import PageText, use_vector_text
 from interleaf.fingerprint import canonical_json
 from interleaf.kinds import PROSE_KINDS
-from interleaf.parse.words import Word, text_layer_words
+from interleaf.pdf.ocr.protocol import OcrEngine, OcrLine
+from interleaf.pdf.rows import rows_text
+from interleaf.pdf.words import Word, text_layer_words, words_in_box
 from interleaf.stage import ContentCache, StageInput, StageOutput, source_digest
+from interleaf.text.references import caption_label
 from interleaf.versions import package_versions
 from warehouse import schemas
 

@@ -1,6 +1,6 @@
 """A Markdown table from positioned text: the text layer's words or OCR line boxes.
 
-Rows are clustered by vertical position (see vector_text.group_rows). Columns are found from the
+Rows are clustered by vertical position (interleaf.pdf.rows.group_rows). Columns are found from the
 horizontal gaps: an x position that (almost) no row covers separates two columns. Counting rows
 rather than requiring *no* coverage keeps a header cell spanning several columns from merging
 them. Each item then goes to the column holding its centre.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from interleaf.describe.vector_text import group_rows
-from interleaf.parse.words import Word
+from interleaf.pdf.rows import group_rows
+from interleaf.pdf.words import Word
 
 MAX_COLUMNS = 30
 

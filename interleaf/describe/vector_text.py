@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from interleaf.parse.words import Word
-
-Box = tuple[float, float, float, float]
+from interleaf.pdf.words import Box, Word
 
 
 @dataclass(frozen=True)
@@ -21,11 +19,6 @@ class PageText:
 
     words: tuple[Word, ...]
     image_rects: tuple[Box, ...]
-
-
-def words_in_box(words: Sequence[Word], box: Box, pad: float = 1.0) -> list[Word]:
-    x0, y0, x1, y1 = box
-    return [w for w in words if x0 - pad <= w.cx <= x1 + pad and y0 - pad <= w.cy <= y1 + pad]
 
 
 def raster_share(box: Box, image_rects: Sequence[Box]) -> float:
@@ -45,29 +38,3 @@ def use_vector_text(
     words: Sequence[Word], box: Box, image_rects: Sequence[Box], min_words: int, max_raster: float
 ) -> bool:
     return len(words) >= min_words and raster_share(box, image_rects) < max_raster
-
-
-def group_rows(items: Sequence[Word]) -> list[list[Word]]:
-    """Words (or OCR lines) grouped into visual rows: a row is a run of items whose vertical
-    centres lie within half the median height of the row's first item; rows top to bottom,
-    items left to right."""
-    if not items:
-        return []
-    heights = sorted(max(w.y1 - w.y0, 0.1) for w in items)
-    tol = heights[len(heights) // 2] * 0.5
-    rows: list[list[Word]] = []
-    for word in sorted(items, key=lambda w: (w.cy, w.x0)):
-        if rows and abs(word.cy - _row_cy(rows[-1])) <= tol:
-            rows[-1].append(word)
-        else:
-            rows.append([word])
-    return [sorted(row, key=lambda w: w.x0) for row in rows]
-
-
-def _row_cy(row: list[Word]) -> float:
-    return sum(w.cy for w in row) / len(row)
-
-
-def rows_text(items: Sequence[Word]) -> str:
-    """Items in reading order: rows top to bottom, one line per row."""
-    return "\n".join(" ".join(w.text for w in row) for row in group_rows(items))

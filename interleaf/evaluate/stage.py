@@ -11,13 +11,21 @@ from typing import Any
 
 import pyarrow as pa
 
+from interleaf.evaluate.answers import answered_questions, metric_rows, retrieval_rows
 from interleaf.evaluate.config import EvaluateConfig
+from interleaf.evaluate.metrics import judge_prompt_hashes
 from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, outcomes, recall_table
+from interleaf.generate.config import GenerateConfig
+from interleaf.generate.registry import get_chat_model
+from interleaf.generate.stage import build_requests
 from interleaf.index.corpus import QuoteCorpus
 from interleaf.stage import StageInput, StageOutput
+from interleaf.versions import package_versions
 from warehouse import schemas
 
 STAGE = "evaluate"
+# BLEU and ROUGE-L follow their reference implementations: a new release may move the figures
+OVERLAP_PACKAGES = ("nltk", "rouge-score", "sacrebleu")
 
 
 def qa_items(questions: pa.Table) -> list[QAItem]:
@@ -64,56 +72,102 @@ class EvaluateStage:
 
     name = STAGE
     unit = "question_set"
-    inputs = ("questions", "contexts", "documents", "quotes", "quote_texts")
-    outputs = ("eval_evidence", "eval_results")
-    upstream = ("retrieve",)
+    inputs: tuple[str, ...] = ("questions", "contexts", "documents", "quotes", "quote_texts")
+    outputs: tuple[str, ...] = ("eval_evidence", "eval_results")
+    upstream: tuple[str, ...] = ("retrieve",)
     sources = ("interleaf.evaluate", "interleaf.evidence")
     retries = 0
     retry_on: tuple[type[BaseException], ...] = ()
 
-    def __init__(self, config: EvaluateConfig, scope: str, budgets: list[int], with_answers: bool = True) -> None:
-        self.settings, self.scope, self.budgets, self.with_answers = config, scope, budgets, with_answers
-        if with_answers:
-            self.inputs = (*EvaluateStage.inputs, "answers", "citations")
+    def __init__(
+        self, config: EvaluateConfig, scope: str, budgets: list[int], generate: GenerateConfig | None = None
+    ) -> None:
+        """`generate`: the configuration the answers were generated with (None: retrieval only)."""
+        self.settings, self.scope, self.budgets, self.generate = config, scope, budgets, generate
+        self.with_answers = generate is not None
+        if generate is not None:
+            self.inputs = (*EvaluateStage.inputs, "hits", "clauses", "answers")
+            self.outputs = ("eval_evidence", "eval_metrics", "eval_results")
             self.upstream = ("retrieve", "generate")
 
     def config(self) -> dict[str, Any]:
-        return {
-            **self.settings.model_dump(),
-            "scope": self.scope,
-            "budgets": self.budgets,
-            "answers": self.with_answers,
-        }
+        shape = {"scope": self.scope, "budgets": self.budgets, "answers": self.with_answers}
+        judge = self.settings.judge.fingerprint_config() if self.with_answers else None
+        return {"variant": self.settings.variant, "judge": judge, **shape}
 
     def prompt_hashes(self) -> list[str]:
-        return []
+        judge = self.settings.judge
+        if not self.with_answers or judge.backend == "none":
+            return []
+        return sorted(judge_prompt_hashes(judge.families).values())
 
     def version(self) -> dict[str, str]:
-        return {}
+        judge = self.settings.judge
+        if not self.with_answers or judge.backend == "none":
+            return {}
+        return {"judge_model": getattr(judge, judge.backend).model, **package_versions(OVERLAP_PACKAGES)}
 
     def run(self, given: StageInput) -> StageOutput:
         t = given.tables
         items = qa_items(t["questions"])
         names = {d["name"]: d["doc_id"] for d in t["documents"].select(["name", "doc_id"]).to_pylist()}
-        outs = outcomes(
-            evidence_corpus(t["quotes"], t["quote_texts"]), items, names, contexts_by_question(t["contexts"])
-        )
+        corpus = evidence_corpus(t["quotes"], t["quote_texts"])
+        outs = outcomes(corpus, items, names, contexts_by_question(t["contexts"]))
         key = {"qset_id": given.unit, "variant": self.settings.variant, "scope": self.scope}
+        source = t["questions"].column("source")[0].as_py() if t["questions"].num_rows else ""
+        counts = _counts(outs)
         rows = [
             key | {"modality": group, "k": k, "recall": value, "n_evidence": counts[group], "qa_file": source}
-            for source in {q["source"] for q in t["questions"].select(["source"]).to_pylist()}
-            for counts in [_counts(outs)]
             for group, by_k in recall_table(outs, self.budgets).items()
             for k, value in by_k.items()
         ]
-        return StageOutput(
-            {
-                "eval_evidence": pa.Table.from_pylist(
-                    _evidence_rows(key, items, outs, self.budgets), schema=schemas.EVAL_EVIDENCE
-                ),
-                "eval_results": pa.Table.from_pylist(rows, schema=schemas.EVAL_RESULTS),
-            }
-        )
+        tables = {
+            "eval_evidence": pa.Table.from_pylist(
+                _evidence_rows(key, items, outs, self.budgets), schema=schemas.EVAL_EVIDENCE
+            ),
+            "eval_results": pa.Table.from_pylist(rows, schema=schemas.EVAL_RESULTS),
+        }
+        if self.generate is not None:
+            metrics = self.answer_metrics(given, corpus, names, outs)
+            key = key | {"run_id": given.run_id}
+            tables["eval_metrics"] = pa.Table.from_pylist([key | m for m in metrics], schema=schemas.EVAL_METRICS)
+        return StageOutput(tables)
+
+    def answer_metrics(
+        self, given: StageInput, corpus: QuoteCorpus, names: dict[str, str], outs: list[EvidenceOutcome]
+    ) -> list[dict[str, Any]]:
+        assert self.generate is not None
+        t = given.tables
+        requests = {
+            r.question_id: r
+            for r in build_requests(
+                t["questions"],
+                t["contexts"],
+                t["clauses"],
+                t["quotes"],
+                t["quote_texts"],
+                t["documents"],
+                self.generate,
+            )
+        }
+        answers = {a["question_id"]: a for a in t["answers"].to_pylist()}
+        answered = answered_questions(t["questions"].to_pylist(), requests, answers, corpus, names)
+        judge_config = self.settings.judge
+        judge = get_chat_model(judge_config.as_generate()) if judge_config.backend != "none" else None
+        load_image = (lambda p: (given.root / p).read_bytes()) if judge_config.images else None
+        rows = metric_rows(answered, judge, judge_config.families, judge_config.max_tokens, load_image)
+        gold: dict[str, set[str]] = {}
+        for o in outs:
+            gold.setdefault(o.question_id, set()).update(o.matches)
+        rows += retrieval_rows(t["hits"].to_pylist(), gold, self.budgets)
+        for group, by_k in recall_table(outs, self.budgets).items():  # the evidence-level recall of the README
+            for k, value in by_k.items():
+                name = f"recall@{k}"
+                rows.append(
+                    {"metric": name, "value": value, "n": _counts(outs)[group], "breakdown": "evidence"}
+                    | {"group_name": group, "note": "evidence items found in the context"}
+                )
+        return rows
 
 
 def _counts(outs: list[EvidenceOutcome]) -> dict[str, int]:

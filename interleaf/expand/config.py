@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from interleaf.strict import Strict
 
 
 class LLMConfig(Strict):
@@ -16,26 +14,43 @@ class LLMConfig(Strict):
 
     model: str | None = None
     gguf_file: str | None = None
+    device: str = "cpu"  # where the model runs: cpu, cuda, cuda:1, mps
     n_queries: int = Field(3, ge=1, le=10)  # RefLVQA Table 14: "generate {N} search queries"
     max_new_tokens: int = Field(96, ge=8)
+
+    def fingerprint_config(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"device"})
+
+
+class ClauseWeights(Strict):
+    """A clause's weight in the fusion, by the kind of clause it is."""
+
+    question: float = Field(1.0, ge=0)
+    part: float = Field(0.7, ge=0)
+    keywords: float = Field(0.5, ge=0)
+    reference: float = Field(0.5, ge=0)
+    prf: float = Field(0.3, ge=0)
+    llm: float = Field(0.7, ge=0)
 
 
 class ExpandConfig(Strict):
     backend: Literal["rules", "llm", "none"] = "rules"
     max_clauses: int = Field(6, ge=1)
-    keywords: bool = True  # a clause of the entities, numbers and references alone
+    keywords: bool = True  # a clause of the entities, numbers and references alone (rules, and llm's fallback)
     prf: bool = False  # pseudo-relevance feedback: terms of the first pass's top quotes
     prf_docs: int = Field(3, ge=1)
     prf_terms: int = Field(8, ge=1)
-    weights: dict[str, float] = {
-        "question": 1.0,
-        "part": 0.7,
-        "keywords": 0.5,
-        "reference": 0.5,
-        "prf": 0.3,
-        "llm": 0.7,
-    }
+    weights: ClauseWeights = ClauseWeights()
     llm: LLMConfig = LLMConfig()
 
+    @model_validator(mode="after")
+    def _options_apply(self) -> Self:
+        if self.backend == "llm" and not self.llm.model:
+            raise ValueError("expand.backend=llm needs expand.llm.model (a transformers id or a local path)")
+        if self.backend == "none" and self.prf:
+            raise ValueError("expand.prf adds a clause to the expansion; with expand.backend=none there is none")
+        return self
+
     def fingerprint_config(self) -> dict[str, Any]:
-        return self.model_dump()
+        out = self.model_dump(exclude={"llm"})
+        return out | ({"llm": self.llm.fingerprint_config()} if self.backend == "llm" else {})

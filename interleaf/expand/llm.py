@@ -15,8 +15,8 @@ from typing import Any
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 from interleaf.expand.rules import RulesExpander, dedupe
-from interleaf.text.tokens import tokenize
 from interleaf.prompts import load_prompt
+from interleaf.text.tokens import tokenize
 
 _QUOTED = re.compile(r'"([^"\n]{3,200})"')
 _MARKER = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,2}[.)])\s*")
@@ -55,12 +55,12 @@ class LLMExpander:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
             spec = self.config.llm
-            if not spec.model:
-                raise ValueError("expand.backend=llm needs expand.llm.model (an id or a local path)")
+            if not spec.model:  # ExpandConfig refuses backend llm without one; a direct caller may not
+                raise ValueError("the LLM expander needs expand.llm.model (an id or a local path)")
             path = os.path.expanduser(spec.model)
             kwargs = {"gguf_file": spec.gguf_file} if spec.gguf_file else {}
             self._tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-            self._model = AutoModelForCausalLM.from_pretrained(path, **kwargs).eval()
+            self._model = AutoModelForCausalLM.from_pretrained(path, **kwargs).to(spec.device).eval()
         return self._model, self._tokenizer
 
     def render(self, question: str, tokenizer: Any) -> str:
@@ -78,6 +78,7 @@ class LLMExpander:
         model, tokenizer = self._load()
         templated = bool(getattr(tokenizer, "chat_template", None))  # the template already holds the specials
         inputs = tokenizer(self.render(question, tokenizer), return_tensors="pt", add_special_tokens=not templated)
+        inputs = inputs.to(model.device)
         with torch.inference_mode():
             out = model.generate(**inputs, max_new_tokens=self.config.llm.max_new_tokens, do_sample=False)
         return tokenizer.decode(out[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
@@ -89,7 +90,7 @@ class LLMExpander:
         queries = [q for q in parse_queries(output, self.config.llm.n_queries) if usable(q, question)]
         if not queries:
             return RulesExpander(self.config).expand(question)
-        weight = self.config.weights.get("llm", 0.7)
-        clauses = [Clause(question.strip(), "question", self.config.weights.get("question", 1.0))]
-        clauses += [Clause(q, "llm", weight) for q in queries]
+        weights = self.config.weights
+        clauses = [Clause(question.strip(), "question", weights.question)]
+        clauses += [Clause(q, "llm", weights.llm) for q in queries]
         return dedupe(clauses)[: self.config.max_clauses]

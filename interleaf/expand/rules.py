@@ -14,12 +14,7 @@ import re
 
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
-
-_REFERENCE = re.compile(
-    r"\b(?:Table|Fig(?:ure)?\.?|Section|Sec\.|Chapter|Appendix|Eq(?:uation)?\.?|Page|Example|Listing)\s*"
-    r"[0-9IVX]+(?:[.\-–][0-9]+)*\b",  # "Table 5", "Section 5.4", "Table 2-2" (chapter-numbered, as in manuals)
-    re.I,
-)
+from interleaf.text.references import REFERENCE, is_reference
 _NUMBER = re.compile(r"(?<![\w.])[0-9]+(?:[.,][0-9]+)*%?")
 _QUOTED = re.compile(r"[\"“']([^\"”']{3,80})[\"”']")
 _ENTITY = re.compile(
@@ -42,7 +37,7 @@ def anchors(question: str) -> list[str]:
     """Entities, quoted phrases, numbers and references: kept verbatim, in order, without repeats."""
     found: list[tuple[int, str]] = []
     taken: list[tuple[int, int]] = []  # spans already kept: "Table 5" is not also the number 5
-    for pattern in (_REFERENCE, _QUOTED, _ENTITY, _NUMBER):
+    for pattern in (REFERENCE, _QUOTED, _ENTITY, _NUMBER):
         for m in pattern.finditer(question):
             text = (m.group(1) if pattern is _QUOTED else m.group(0)).strip()
             text = _LEADING_STOP.sub("", text) if pattern is _ENTITY else text
@@ -92,7 +87,7 @@ class RulesExpander:
 
     def expand(self, question: str) -> list[Clause]:
         w = self.config.weights
-        clauses = [Clause(question.strip(), "question", w.get("question", 1.0))]
+        clauses = [Clause(question.strip(), "question", w.question)]
         keep = anchors(question)
         parts, sides = _parts(question)
         if len(parts) > 1:
@@ -100,14 +95,14 @@ class RulesExpander:
                 # a part that lost the question's subject gets its anchors back
                 missing = [a for a in keep if a.casefold() not in part.casefold()]
                 text = f"{part} {' '.join(missing)}".strip() if missing and len(part.split()) < 12 else part
-                clauses.append(Clause(text, "part", w.get("part", 0.7)))
+                clauses.append(Clause(text, "part", w.part))
         # one side of a comparison must not get the other side back
-        clauses += [Clause(side, "part", w.get("part", 0.7)) for side in sides]
-        refs = [a for a in keep if _REFERENCE.fullmatch(a)]
+        clauses += [Clause(side, "part", w.part) for side in sides]
+        refs = [a for a in keep if is_reference(a)]
         if refs:
-            clauses.append(Clause(" ".join(refs), "reference", w.get("reference", 0.5)))
+            clauses.append(Clause(" ".join(refs), "reference", w.reference))
         if self.config.keywords and len(keep) > 1:
-            clauses.append(Clause(" ".join(keep), "keywords", w.get("keywords", 0.5)))
+            clauses.append(Clause(" ".join(keep), "keywords", w.keywords))
         return dedupe(clauses)[: self.config.max_clauses]
 
 

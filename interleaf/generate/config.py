@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from interleaf.vlm.config import ChatServerConfig, QwenVLConfig, Strict
+from interleaf.strict import Strict
+from interleaf.vlm.config import ChatServerConfig, QwenVLConfig
 
 
 class OfflineConfig(Strict):

@@ -398,7 +398,10 @@ def select_quotes(
     for clause in request.clauses[1:]:
         if len(cited) >= max_quotes or not _WANTS_NUMBER.search(clause):
             continue
-        stating = [s for s in score_units(clause, (), units, labels, request.quotes) if s.unit.numbers]
+        # the clause's own words decide: the expander copies the question's `Table 5` into every
+        # clause, and the quote cited for it would always win
+        own = _LABEL.sub(" ", clause)
+        stating = [s for s in score_units(own, (), units, labels, request.quotes) if s.unit.numbers]
         if not stating:
             continue
         top = max(stating, key=lambda s: s.score)
@@ -440,39 +443,60 @@ def _from_quote(ranked: list[Scored]) -> list[Scored]:
 
 
 def write(groups: list[list[Scored]], labels: dict[str, str], max_words: int) -> str:
-    """Each quote's sentences together, each cited; an image quote placed after its first sentence;
-    the table or figure a row or OCR line comes from named once."""
-    sentences: list[str] = []
+    """Each text quote's sentences, each cited `[i]`; each image quote as one sentence (its rows or
+    OCR lines joined, else its best sentence) with the image placed right after it. Sentences are
+    added while the answer stays within `max_words`."""
+    out: list[str] = []
     words = 0
     for group in groups:
         q = group[0].unit.quote
-        named = False
-        for i, s in enumerate(group):
-            body = s.unit.text
-            if s.unit.kind in ("row", "ocr") and not named:
-                body = f"{where(q, labels)} — {body}" if s.unit.kind == "row" else f"{where(q, labels)} reads “{body}”"
-                named = True
-            line = _cited(body, q, image=i == 0)
+        for line in _text_lines(group) if q.modality == "text" else [_image_line(group, labels, max_words - words)]:
             n = len(line.split())
-            if sentences and words + n > max_words:
-                continue
-            if not sentences and n > max_words:
+            if not out and n > max_words:
                 line, n = _cut(line, max_words), max_words
-            sentences.append(line)
-            words += n
-    return " ".join(sentences)
+            if n and words + n <= max_words:
+                out.append(line)
+                words += n
+    return " ".join(out)
 
 
-def _cited(body: str, quote: ContextQuote, image: bool) -> str:
-    """`sentence [3].`; `sentence. ![conclusion](image2)` (the image right after what it supports)."""
-    body = body.rstrip()
-    end = body[-1] if body and body[-1] in ".!?" else "."
-    body = body[:-1].rstrip() if body and body[-1] in ".!?" else body
-    if quote.modality == "text":
-        return f"{body} [{quote.number}]{end}"
-    if image:
-        return f"{body}{end} ![{image_alt(quote)}](image{quote.number})"
-    return f"{body}{end}"
+def _text_lines(group: list[Scored]) -> list[str]:
+    q = group[0].unit.quote
+    out = []
+    for s in group:
+        body, end = _split_end(s.unit.text)
+        out.append(f"{body} [{q.number}]{end}")
+    return out
+
+
+def _image_line(group: list[Scored], labels: dict[str, str], budget: int) -> str:
+    """`Table 2 (page 4) — row | row. ![caption](image1)`: one sentence, so the image cites all of it."""
+    q = group[0].unit.quote
+    image = f" ![{image_alt(q)}](image{q.number})"
+    fragments = [s for s in group if s.unit.kind in ("row", "ocr")]
+    if not fragments:
+        body, end = _split_end(group[0].unit.text)
+        return f"{body}{end}{image}"
+    head = f"{where(q, labels)} — "
+    parts: list[str] = []
+    used = len(head.split()) + len(image.split())
+    for s in fragments:
+        part = s.unit.text if s.unit.kind == "row" else f"“{s.unit.text}”"
+        n = len(part.split())
+        if parts and used + n > budget:
+            break
+        parts.append(part)
+        used += n
+    body, end = _split_end(head + " | ".join(parts))
+    return f"{body}{end}{image}"
+
+
+def _split_end(text: str) -> tuple[str, str]:
+    """A sentence and its closing punctuation (a full stop where it had none)."""
+    text = text.rstrip()
+    if text and text[-1] in ".!?":
+        return text[:-1].rstrip(), text[-1]
+    return text, "."
 
 
 def _cut(line: str, max_words: int) -> str:

@@ -36,7 +36,7 @@ _ABBREVIATIONS = frozenset(
 )
 _INITIALS = re.compile(r"^(?:[A-Za-z]\.){1,}[A-Za-z]?$")  # "U.S", "J", "e.g"
 _ONLY_MARKS = re.compile(rf"^(?:\s*(?:{IMAGE_MARK.pattern}|{TEXT_MARK.pattern}))+\s*[.,;:]?\s*$")
-_LEADING_MARKS = re.compile(rf"^(?:\s*{TEXT_MARK.pattern})+[.,;:]?")
+_LEADING_MARKS = re.compile(rf"^(?:\s*(?:{IMAGE_MARK.pattern}|{TEXT_MARK.pattern}))+[.,;:]?")
 
 
 def split_prose(text: str) -> list[str]:
@@ -146,7 +146,8 @@ _NUMBER = re.compile(
     r"(\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|\d{1,2}(?:,\d{2})+,\d{3}(?!\d)(?!,\d)|\d+)(\.\d+)?"
     r"(?:\s?%|(?:st|nd|rd|th)\b)?(?![\w])(?!\.\d)"
 )
-_CITATION_LIKE = re.compile(r"\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\]|\(\s*image\s*\d+\s*\)", re.I)
+# `[2]`, `[1, 3]`, a reference escaped as `\[18\]`, `(image2)`
+_CITATION_LIKE = re.compile(r"\\?\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\\?\]|\(\s*image\s*\d+\s*\)", re.I)
 
 
 def normalise_number(whole: str, fraction: str | None) -> str:

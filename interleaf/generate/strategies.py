@@ -187,6 +187,8 @@ class ModelGenerator:
                 for w in work:
                     w.knowledge[quote_id] = text
         for w in work:
+            if request_quotes(w.request, "image") and prompt_hash not in w.prompts:
+                w.prompts.insert(0, prompt_hash)  # its facts came from this prompt, whoever paid for them
             missing = [q for q in request_quotes(w.request, "image") if q.quote_id in failed]
             if missing and not w.error:
                 # an answer without one of its images' facts is not the answer asked for

