@@ -16,11 +16,22 @@ import pyarrow as pa
 
 from flows.answer import answer_flow, answer_plan, query_stages
 from interleaf.config import Settings
+from interleaf.errors import InterleafError
 from interleaf.evaluate.ablation import FULL, Variant
+from interleaf.evaluate.answers import Answered
 from interleaf.questions.stage import QuestionSet
 from interleaf.render import AnswerView
 from tasks.context import RunContext, new_run_id
-from tasks.stage_task import LazyTables, Plan, UnitResult, is_done, publish, record_unchanged, run_unit
+from tasks.stage_task import (
+    LazyTables,
+    Plan,
+    UnitResult,
+    committed_units,
+    is_done,
+    publish,
+    record_unchanged,
+    run_unit,
+)
 from warehouse import Warehouse
 
 
@@ -63,6 +74,7 @@ def run_queries(
         for scope in scopes
     }
     first = next(iter(plans.values()))
+    check_ingested(wh, first)
     ctx = RunContext(new_run_id(), "answer", str(wh.root), settings, forced_from(first, force_from))
     run = QueryRun(ctx.run_id, qset, plans, _wh=wh)
     todo = [
@@ -88,6 +100,23 @@ def run_queries(
         publish(ctx, plan, f"answer:{scope}" if variant == FULL.name else f"eval:{variant}:{scope}", only)
     run.seconds = time.perf_counter() - started
     return run
+
+
+def check_ingested(wh: Warehouse, plan: Plan) -> None:
+    """Refuse to answer over a corpus the current configuration has not ingested: with nothing
+    stored under its fingerprints, retrieval would search an empty index and say nothing about it."""
+    ingest = [s for s in plan.stages if s.unit == "document"]
+    committed = {s.name: set(committed_units(wh, s, plan.fingerprints[s.name])) for s in ingest}
+    parsed = committed[ingest[0].name]
+    if not parsed:
+        raise InterleafError(
+            "no document is ingested under the current configuration and code: run `interleaf ingest PATH...` "
+            "(or `interleaf run --from parse` to redo the stored ones)"
+        )
+    behind = {name: len(parsed - units) for name, units in committed.items() if parsed - units}
+    if behind:
+        lagging = ", ".join(f"{name} ({n} documents)" for name, n in behind.items())
+        raise InterleafError(f"the corpus is not fully ingested: {lagging} missing; run `interleaf ingest` again")
 
 
 def _configure(settings: Settings, variant: Variant, scope: str) -> Settings:
@@ -182,3 +211,20 @@ def answer_views(run: QueryRun, scope: str, variant: str = FULL.name) -> list[An
             )
         )
     return views
+
+
+def answered_of(run: QueryRun, scope: str, variant: str = FULL.name) -> list[Answered]:
+    """The run's answered questions with their gold quotes, as the evaluate stage scores them."""
+    from interleaf.evaluate.answers import answered_questions
+    from interleaf.evaluate.stage import evidence_corpus
+    from interleaf.generate.stage import build_requests
+
+    plan = run.plans[(variant, scope)]
+    evaluate = plan.stage("evaluate")
+    t = LazyTables(run._wh, plan, evaluate, run.qset.qset_id)
+    inputs = [t[name] for name in ("questions", "contexts", "clauses", "quotes", "quote_texts", "documents")]
+    requests = {r.question_id: r for r in build_requests(*inputs, plan.stage("generate").settings)}  # type: ignore[attr-defined]
+    answers = {a["question_id"]: a for a in t["answers"].to_pylist()}
+    names = {d["name"]: d["doc_id"] for d in t["documents"].select(["name", "doc_id"]).to_pylist()}
+    corpus = evidence_corpus(t["quotes"], t["quote_texts"])
+    return answered_questions(t["questions"].to_pylist(), requests, answers, corpus, names)

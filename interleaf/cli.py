@@ -304,35 +304,162 @@ def runs(limit: Annotated[int, typer.Option(help="How many of the latest rows")]
 
 @app.command("eval")
 def eval_(
-    qa: Annotated[str, typer.Option("--qa", help="Questions with gold evidence (qa_dev.jsonl format)")],
+    qa: Annotated[str | None, typer.Option("--qa", help="Questions with gold evidence (qa_dev.jsonl format)")] = None,
+    mmdocrag: Annotated[
+        str | None, typer.Option("--mmdocrag", help="An MMDocRAG JSONL file: answer its fixed contexts, score them")
+    ] = None,
+    compare: Annotated[
+        tuple[str, str] | None, typer.Option("--compare", help="RUN_A RUN_B: the metric differences, gated")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout")] = False,
     scope: Annotated[list[str] | None, typer.Option(help="doc and/or corpus (default: both)")] = None,
     ablation: Annotated[
         bool, typer.Option("--ablation", help="One table: each retriever alone, +/- expansion, +/- rerank")
     ] = False,
+    images: Annotated[str | None, typer.Option(help="--mmdocrag: the folder its img_path are relative to")] = None,
+    input_mode: Annotated[str, typer.Option(help="--mmdocrag: text or multimodal")] = "text",
+    gate: Annotated[
+        list[str] | None, typer.Option(help="--compare: METRIC=MARGIN (default: evaluate.gate in config)")
+    ] = None,
+    report: Annotated[str | None, typer.Option(help="Report folder (default: <warehouse>/reports/eval-<run>)")] = None,
 ) -> None:
-    """Retrieval recall@5/10/15/20 (text, image, all evidence) over the ingested corpus."""
+    """Evaluate: recall@k and every answer metric of the papers over a question file; MMDocRAG's
+    fixed contexts; or two stored runs against each other (a regression gate)."""
+    chosen = [name for name, value in (("--qa", qa), ("--mmdocrag", mmdocrag), ("--compare", compare)) if value]
+    if len(chosen) != 1:
+        raise _fail(InterleafError("give exactly one of --qa FILE, --mmdocrag FILE, --compare RUN_A RUN_B"))
+    if compare:
+        _compare(*compare, gate)
+        return
+    try:
+        if mmdocrag:
+            from flows.mmdocrag import run_mmdocrag
+
+            done = run_mmdocrag(state.warehouse, state.settings, mmdocrag, images, input_mode)
+            for reject in done.rejects:
+                console.print(f"[yellow]rejected:[/yellow] {reject}")
+            rows, run_id = done.rows, done.run_id
+            results: list[dict[str, Any]] = []
+        else:
+            rows, run_id, results = _eval_qa(qa or "", scope or ["doc", "corpus"], ablation, as_json)
+    except (InterleafError, OSError, ValueError) as exc:
+        raise _fail(exc) from exc
+    _report(rows, run_id, results, as_json, report)
+
+
+def _eval_qa(
+    qa: str, scopes: list[str], ablation: bool, quiet: bool
+) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
     from flows.query import recall_summary, run_queries
     from interleaf.evaluate.ablation import FULL, ablation_variants
 
-    scopes = scope or ["doc", "corpus"]
     variants = ablation_variants(state.settings) if ablation else [FULL]
+    run = run_queries(state.warehouse, state.settings, read_question_file(qa), scopes, variants)
+    rows = [r for s in scopes for r in run.table("eval_metrics", FULL.name, s).to_pylist()]
+    results = recall_summary(run)
+    if not quiet:
+        budgets = state.settings.retrieve.budgets
+        title = f"retrieval recall (question set {run.qset.qset_id})"
+        table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=title)
+        for r in results:
+            for group, by_k in r["recall"].items():
+                cells = [f"{by_k[str(k)]:.3f}" for k in budgets]
+                table.add_row(r["variant"], r["scope"], f"{group} ({r['n'][group]})", *cells)
+        out.print(table)
+    run_id = rows[0]["run_id"] if rows else run.run_id
+    return rows, run_id, [r | {"qset_id": run.qset.qset_id} for r in results]
+
+
+def _metric_rows(rows: list[dict[str, Any]]) -> list[Any]:
+    from interleaf.evaluate.report import MetricRow
+
+    return [
+        MetricRow(
+            run_id=r["run_id"],
+            qset=r["qset_id"],
+            variant=r["variant"],
+            scope=r["scope"],
+            metric=r["metric"],
+            breakdown=r["breakdown"],
+            group=r["group_name"],
+            value=r["value"],
+            n=r["n"],
+            note=r["note"],
+        )
+        for r in rows
+    ]
+
+
+def _report(
+    rows: list[dict[str, Any]], run_id: str, results: list[dict[str, Any]], as_json: bool, folder: str | None
+) -> None:
+    from interleaf.evaluate.report import render_headline, write_report
+
+    metric_rows = _metric_rows(rows)
+    out_dir = Path(folder) if folder else state.warehouse / "reports" / f"eval-{run_id}"
+    md, html, _pngs = write_report(metric_rows, out_dir) if metric_rows else (None, None, [])
+    if as_json:
+        payload = {"run_id": run_id, "results": results, "metrics": rows, "report": str(html) if html else None}
+        payload["qset_id"] = results[0]["qset_id"] if results else (rows[0]["qset_id"] if rows else None)
+        print(json.dumps(payload, default=str))
+        return
+    if metric_rows:
+        out.print(render_headline(metric_rows), markup=False, highlight=False)
+        out.print(f"metrics run {run_id}; report: {html} ({md.name})" if md else "")
+
+
+def _compare(run_a: str, run_b: str, gate: list[str] | None) -> None:
+    from interleaf.evaluate.compare import compare, render_compare
+
+    margins = dict(state.settings.evaluate.gate)
+    for item in gate or []:
+        metric, sep, margin = item.partition("=")
+        if not sep:
+            raise _fail(InterleafError(f"--gate {item!r} is not METRIC=MARGIN"))
+        margins[metric] = float(margin)
+    result = compare(_run_rows(run_a), _run_rows(run_b), margins)
+    out.print(render_compare(result, run_a=run_a, run_b=run_b), markup=False, highlight=False)
+    raise typer.Exit(result.exit_code)
+
+
+def _run_rows(run: str) -> list[Any]:
+    """A run's metric rows: a run id stored in the warehouse, or a report's eval_metrics.jsonl."""
+    from interleaf.evaluate.report import read_rows
+    from warehouse import Warehouse
+    from warehouse.catalog import query as run_query
+
+    if Path(run).is_file():
+        return read_rows(run)
+    sql = f"SELECT * FROM eval_metrics WHERE run_id = {_sql_literal(run)}"
+    columns, values = run_query(Warehouse(state.warehouse), sql)
+    if not values:
+        hint = "`interleaf sql 'select distinct run_id, qset_id from eval_metrics'` lists them"
+        raise _fail(InterleafError(f"no stored evaluation run {run!r} and no such file; {hint}"))
+    return _metric_rows([dict(zip(columns, v, strict=True)) for v in values])
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@app.command()
+def export(
+    mmdocrag: Annotated[str, typer.Option("--mmdocrag", help="Write MMDocRAG JSONL here")],
+    qa: Annotated[str, typer.Option("--qa", help="The question file whose answers to export")],
+    finetune: Annotated[str | None, typer.Option(help="Also write fine-tuning records (system/user/assistant)")] = None,
+    scope: Annotated[str | None, typer.Option(help="doc or corpus (default: retrieve.scope)")] = None,
+) -> None:
+    """Our questions, contexts and answers in MMDocRAG's format (and as fine-tuning records)."""
+    from flows.mmdocrag import export_mmdocrag
+    from flows.query import run_queries
+
+    scope = scope or state.settings.retrieve.scope
     try:
-        run = run_queries(state.warehouse, state.settings, read_question_file(qa), scopes, variants)
+        run = run_queries(state.warehouse, state.settings, read_question_file(qa), [scope])
+        count = export_mmdocrag(run, scope, Path(mmdocrag), Path(finetune) if finetune else None)
     except (InterleafError, OSError, ValueError) as exc:
         raise _fail(exc) from exc
-    results = recall_summary(run)
-    if as_json:
-        print(json.dumps({"run_id": run.run_id, "qset_id": run.qset.qset_id, "results": results}))
-        return
-    budgets = state.settings.retrieve.budgets
-    title = f"retrieval recall ({run.run_id})"
-    table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=title)
-    for r in results:
-        for group, by_k in r["recall"].items():
-            cells = [f"{by_k[str(k)]:.3f}" for k in budgets]
-            table.add_row(r["variant"], r["scope"], f"{group} ({r['n'][group]})", *cells)
-    out.print(table)
+    out.print(f"{count} questions written to {mmdocrag}" + (f" and {finetune}" if finetune else ""))
 
 
 def run() -> None:

@@ -11,11 +11,14 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from interleaf.errors import DocumentError
+from interleaf.errors import ConfigError, DocumentError
 from interleaf.evidence import contains_needle
-from interleaf.parse.content_list import read_content_list
-from interleaf.parse.mineru_common import html_table_text
+from interleaf.parse.config import ContentListConfig, ParseConfig
+from interleaf.parse.mineru.common import html_table_text
+from interleaf.parse.mineru.content_list import read_content_list
+from interleaf.parse.mineru.content_list_parser import ContentListParser
 from interleaf.parse.protocol import ParsedDocument
+from interleaf.parse.registry import get_parser
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -23,6 +26,11 @@ FIXTURE = Path(__file__).parent / "fixtures" / "mineru_content_list"
 JSON_PATH = FIXTURE / "paper_content_list.json"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PAGE_W, PAGE_H = 612.0, 792.0
+CROP_DPI = ContentListConfig().crop_dpi
+
+
+def read(path: Path, pdf: bytes | None = None) -> ParsedDocument:
+    return read_content_list(path, pdf, crop_dpi=CROP_DPI)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +45,7 @@ def items() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def parsed(mavis_pdf: bytes) -> ParsedDocument:
-    return read_content_list(JSON_PATH, mavis_pdf)
+    return read(JSON_PATH, mavis_pdf)
 
 
 def quote_with(doc: ParsedDocument, kind: str, text_part: str = ""):
@@ -139,7 +147,7 @@ def test_images_read_converted_or_cropped(parsed: ParsedDocument) -> None:
     equation = quote_with(parsed, "equation")
     assert equation.png is not None and equation.png.startswith(PNG_SIGNATURE)  # the JPEG, as PNG
     assert pymupdf.Pixmap(equation.png).width == 16
-    # The table's image file is missing: it is cropped from the PDF at 144 dpi instead.
+    # The table's image file is missing: it is cropped from the PDF at crop_dpi (144: twice 72 pt per inch).
     table = quote_with(parsed, "table")
     assert table.png is not None and table.png.startswith(PNG_SIGNATURE)
     pix = pymupdf.Pixmap(table.png)
@@ -149,8 +157,8 @@ def test_images_read_converted_or_cropped(parsed: ParsedDocument) -> None:
 
 
 def test_without_pdf_boxes_stay_in_the_content_list_scale(items: list[dict], caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="interleaf.parse.content_list"):
-        doc = read_content_list(JSON_PATH)
+    with caplog.at_level(logging.WARNING, logger="interleaf.parse.mineru.content_list"):
+        doc = read(JSON_PATH)
     assert "no PDF given" in caplog.text and "0–1000" in caplog.text
     assert doc.page_count == 2
     assert all((p.width, p.height, p.has_text_layer) == (1000.0, 1000.0, False) for p in doc.pages)
@@ -168,7 +176,7 @@ def test_img_path_may_not_leave_the_folder(tmp_path: Path) -> None:
     path = sub / "x_content_list.json"
     item = {"type": "image", "img_path": "../secret.png", "bbox": [0, 0, 10, 10], "page_idx": 0}
     path.write_text(json.dumps([item]))
-    assert read_content_list(path).quotes[0].png is None
+    assert read(path).quotes[0].png is None
 
 
 BAD_FILES = [
@@ -193,7 +201,7 @@ def test_malformed_files_are_rejected_with_a_reason(tmp_path: Path, content: str
     path = tmp_path / "bad_content_list.json"
     path.write_text(content)
     with pytest.raises(DocumentError) as err:
-        read_content_list(path)
+        read(path)
     assert reason in err.value.reason
     assert err.value.path == str(path) and str(path) in str(err.value)
 
@@ -202,16 +210,79 @@ def test_page_beyond_the_pdf(tmp_path: Path, mavis_pdf: bytes) -> None:
     path = tmp_path / "x_content_list.json"
     path.write_text(json.dumps([{"type": "text", "text": "a", "page_idx": 17, "bbox": [0, 0, 10, 10]}]))
     with pytest.raises(DocumentError, match="item 0: page_idx 17 but the PDF has 17 pages"):
-        read_content_list(path, mavis_pdf)
+        read(path, mavis_pdf)
 
 
 def test_bad_pdf_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(DocumentError, match="the PDF given with it: not a PDF"):
-        read_content_list(JSON_PATH, b"hello, not a pdf")
+        read(JSON_PATH, b"hello, not a pdf")
     with pytest.raises(DocumentError, match="cannot read the content list"):
-        read_content_list(tmp_path / "absent.json")
+        read(tmp_path / "absent.json")
 
 
 def test_html_table_text_handles_spans_and_breaks() -> None:
     html = '<table><tr><td colspan="2">A<br>B</td></tr><tr><td> x  y </td><td>&lt;1</td></tr></table>'
     assert html_table_text(html) == "A B\nx y\t<1"
+
+
+def test_crop_dpi_is_the_resolution_of_crops_from_the_pdf(mavis_pdf: bytes) -> None:
+    table = quote_with(read_content_list(JSON_PATH, mavis_pdf, crop_dpi=72), "table")
+    assert table.png is not None
+    assert pymupdf.Pixmap(table.png).width == pytest.approx(table.bbox[2] - table.bbox[0], abs=2)
+
+
+# -- the `content_list` parse backend --------------------------------------------------------------
+
+MAVIS = "mavis-aaai2026"
+
+
+def mineru_output(root: Path, stem: str = MAVIS) -> Path:
+    """The fixture laid out as MinerU 2.x writes a document's output: <out>/<name>/auto/<name>_content_list.json."""
+    auto = root / stem / "auto"
+    auto.mkdir(parents=True)
+    (auto / f"{stem}_content_list.json").write_bytes(JSON_PATH.read_bytes())
+    (auto / "images").mkdir()
+    for image in (FIXTURE / "images").iterdir():
+        (auto / "images" / image.name).write_bytes(image.read_bytes())
+    return root
+
+
+def backend(folder: Path) -> ContentListParser:
+    parser = get_parser(ParseConfig(backend="content_list", content_list=ContentListConfig(folder=str(folder))))
+    assert isinstance(parser, ContentListParser) and parser.name == "content_list"
+    return parser
+
+
+def test_backend_reads_the_content_list_mineru_wrote_for_the_pdf(
+    tmp_path: Path, mavis_pdf: bytes, parsed: ParsedDocument
+) -> None:
+    doc = backend(mineru_output(tmp_path / "out")).parse(mavis_pdf, f"{MAVIS}.pdf")
+    assert doc == parsed  # the same document as the importer reads from the fixture's own folder
+    assert quote_with(doc, "figure", "").png == (FIXTURE / "images" / "fig1.png").read_bytes()
+
+
+def test_backend_rejects_a_pdf_without_exactly_one_content_list(tmp_path: Path, mavis_pdf: bytes) -> None:
+    parser = backend(mineru_output(tmp_path / "out"))
+    with pytest.raises(DocumentError, match=r"no other-paper_content_list\.json under .*parse\.content_list\.folder"):
+        parser.parse(mavis_pdf, "other-paper.pdf")
+    mineru_output(tmp_path / "out" / "again")  # a second run's output of the same document
+    with pytest.raises(DocumentError, match=rf"2 files named {MAVIS}_content_list\.json .*keep one"):
+        backend(tmp_path / "out").parse(mavis_pdf, f"{MAVIS}.pdf")
+
+
+def test_backend_needs_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="needs parse.content_list.folder"):
+        get_parser(ParseConfig(backend="content_list"))
+    with pytest.raises(ConfigError, match="is not a folder"):
+        backend(tmp_path / "absent")
+
+
+def test_backend_fingerprint_follows_the_content_lists(tmp_path: Path) -> None:
+    folder = mineru_output(tmp_path / "out")
+    first = backend(folder).fingerprint_config()
+    assert backend(folder).fingerprint_config() == first  # nothing changed, nothing to re-parse
+    path = folder / MAVIS / "auto" / f"{MAVIS}_content_list.json"
+    items = json.loads(path.read_text())
+    items[2]["text"] = "An edited paragraph."
+    path.write_text(json.dumps(items))
+    assert backend(folder).fingerprint_config()["content_lists"] != first["content_lists"]

@@ -8,12 +8,14 @@ import json
 import os
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 from interleaf.describe.config import DescribeConfig, TransformersConfig
 from interleaf.describe.protocol import DescribeRequest
 from interleaf.describe.registry import get_describer
 from interleaf.describe.transformers_describer import TransformersDescriber
+from interleaf.errors import StageError
 from interleaf.prompts import load_prompt
 from tests.tiny_models import build_qwen2_5_vl
 
@@ -27,8 +29,6 @@ def tiny_qwen(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def crops(corpus: Path) -> list[bytes]:
-    import pymupdf
-
     with pymupdf.open(corpus / "docs" / "corrosion-plot-table.pdf") as doc:
         page = doc[0]
         return [page.get_pixmap(dpi=20).tobytes("png"), page.get_pixmap(dpi=30, clip=page.rect / 2).tobytes("png")]
@@ -51,13 +51,38 @@ def test_tiny_qwen25vl_describes_in_batches(tiny_qwen: Path, crops: list[bytes])
     out = describer.describe(requests)
     assert len(out) == 3
     assert all(d.error is None and d.text and d.sources == ("image",) for d in out), out
-    processor, _model = describer._load()
+    processor, _model = describer.vl.load()
     # the chat template put the image placeholder and the rendered prompt in the model's input
     text = processor.apply_chat_template(describer.messages(requests[0]), tokenize=False, add_generation_prompt=True)
     assert "<|vision_start|><|image_pad|><|vision_end|>" in text and "Figure 0" in text
     assert text.endswith("<|im_start|>assistant\n")
     # greedy decoding: the same crop and prompt give the same text, in a batch or alone
     assert describer.describe(requests[:1])[0].text == out[0].text
+
+
+def test_a_bad_crop_fails_alone_and_a_bug_fails_loudly(tiny_qwen: Path, crops: list[bytes]) -> None:
+    config = TransformersConfig(
+        model=str(tiny_qwen), batch_size=3, max_new_tokens=4, min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16
+    )
+    describer = TransformersDescriber(config, load_prompt("describe_image"))
+    strip = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 420, 2), False)  # 210:1, beyond Qwen's 200:1
+    strip.clear_with(255)
+    requests = [
+        DescribeRequest("good", "figure", 0, crops[0]),
+        DescribeRequest("not-an-image", "figure", 0, b"<html>not a png</html>"),
+        DescribeRequest("strip", "figure", 0, strip.tobytes("png")),
+    ]
+    good, unreadable, thin = describer.describe(requests)
+    assert good.error is None and good.text  # in the same batch as the two bad crops
+    assert unreadable.text is None and unreadable.error.startswith("unreadable image")
+    assert thin.text is None and "420 x 2 px" in thin.error
+
+    def broken(batch: object) -> list[str]:
+        raise TypeError("a bug in the describer")
+
+    describer._generate = broken  # type: ignore[method-assign]
+    with pytest.raises(StageError, match=r"vlm failed on good: TypeError: a bug in the describer"):
+        describer.describe(requests[:1])
 
 
 def test_ingest_uses_the_tiny_qwen_by_config_alone(tiny_qwen: Path, tmp_path: Path, corpus: Path) -> None:

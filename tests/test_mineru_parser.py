@@ -15,7 +15,7 @@ import pytest
 from interleaf.errors import DocumentError
 from interleaf.evidence import contains_needle
 from interleaf.parse.config import MineruConfig, ParseConfig
-from interleaf.parse.mineru_parser import MineruParser
+from interleaf.parse.mineru.parser import MineruParser
 from interleaf.parse.protocol import ParsedDocument
 from interleaf.parse.registry import get_parser
 
@@ -52,7 +52,7 @@ def table_doc(parser: MineruParser, table_page: bytes) -> ParsedDocument:
 def test_registry_builds_it_and_fingerprints_mineru_version(parser: MineruParser) -> None:
     built = get_parser(ParseConfig(backend="mineru"))
     assert isinstance(built, MineruParser) and built.name == "mineru"
-    assert built.fingerprint_config() == {"tier": "flash", "ocr_mode": "auto", "image_analysis": False}
+    assert built.fingerprint_config() == {"tier": "flash", "ocr_mode": "auto", "image_analysis": False, "crop_dpi": 144}
     assert re.fullmatch(r"mineru-\d+\+mineru-\d+\.\d+\.\d+", parser.code_version)
 
 
@@ -165,6 +165,6 @@ def test_bad_input_is_rejected_before_mineru_runs(parser: MineruParser, corpus: 
 
 
 def test_importing_the_module_does_not_import_mineru() -> None:
-    code = "import sys, interleaf.parse.mineru_parser; sys.exit('mineru' in sys.modules)"
+    code = "import sys, interleaf.parse.mineru.parser; sys.exit('mineru' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env).returncode == 0

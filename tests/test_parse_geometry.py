@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from interleaf.parse import regions as rg
-from interleaf.parse.layout_model import Region
-from interleaf.parse.reading_order import reading_order
-from interleaf.parse.words import Word, clean_token_share
+from interleaf.parse.layout import regions as rg
+from interleaf.parse.layout.model import Region
+from interleaf.parse.layout.reading_order import reading_order
+from interleaf.pdf.words import Word, clean_token_share
 
 
 def block(kind: str, x0: float, y0: float, x1: float, y1: float, text: str = "") -> rg.Block:

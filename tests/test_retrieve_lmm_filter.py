@@ -19,8 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from interleaf.errors import StageError
 from interleaf.expand.config import ExpandConfig
-from interleaf.index.config import IndexConfig, RetrieverConfig
+from interleaf.index.config import BM25Config, IndexConfig
 from interleaf.index.registry import get_retriever
 from interleaf.index.stage import LoadedIndex, corpus_for, load_index
 from interleaf.prompts import load_prompt
@@ -120,10 +121,25 @@ def test_transformers_filter_keep_follows_the_threshold(tiny_qwen: Path, crops: 
 
 
 def test_transformers_filter_turns_a_bad_crop_into_an_error_verdict(tiny_qwen: Path, crops: list[bytes]) -> None:
-    image_filter = transformers_filter(tiny_qwen, batch_size=1)
+    image_filter = transformers_filter(tiny_qwen, batch_size=2)  # the bad crop and a good one share a batch
     bad, good = image_filter.judge(QUESTION, [FilterRequest("bad", b"not a png"), FilterRequest("good", crops[0])])
-    assert bad.keep is None and bad.p_yes is None and bad.error and "Image" in bad.error
+    assert bad.keep is None and bad.p_yes is None and bad.error and bad.error.startswith("unreadable image")
     assert good.error is None and good.p_yes is not None
+
+
+def test_transformers_filter_bug_fails_loudly_instead_of_keeping_everything(
+    tiny_qwen: Path, crops: list[bytes]
+) -> None:
+    """With on_error: keep, a bug turned into error verdicts would silently keep every image."""
+    image_filter = transformers_filter(tiny_qwen, batch_size=2)
+
+    def broken(conversations: list) -> list[float]:
+        raise KeyError("logits")
+
+    image_filter.p_yes = broken  # type: ignore[method-assign]
+    requests = [FilterRequest("q0", crops[0]), FilterRequest("q1", crops[1])]
+    with pytest.raises(StageError, match=r"failed on q0, q1: KeyError"):
+        image_filter.judge(QUESTION, requests)
 
 
 # -- openai --------------------------------------------------------------------------------------
@@ -219,7 +235,7 @@ def small_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Small
         outputs.append(out)
     quotes = pa.concat_tables([o.quotes for o in outputs])
     documents = pa.concat_tables([o.documents for o in outputs])
-    config = IndexConfig(retrievers=[RetrieverConfig(name="bm25", kind="bm25")])
+    config = IndexConfig(retrievers=[BM25Config(name="bm25")])
     spec = config.retrievers[0]
     rows = get_retriever(spec).encode(corpus_for(spec, config, quotes, documents, None), None, str(root))
     return SmallIndex(load_index(config, quotes, documents, None, {"bm25": rows}), root)

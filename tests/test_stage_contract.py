@@ -16,7 +16,8 @@ from interleaf.config import load_settings
 from interleaf.stage import SOURCE_ROOT
 from tasks.stage_task import Plan
 
-ALL = ["parse", "describe", "index:bm25", "index:minilm", "questions", "expand", "retrieve", "evaluate"]
+ALL = ["parse", "describe", "index:bm25", "index:minilm", "questions", "expand", "retrieve", "generate", "evaluate"]
+AFTER_RETRIEVE = ["retrieve", "generate", "evaluate"]
 
 
 @pytest.fixture
@@ -39,11 +40,12 @@ def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
 @pytest.mark.parametrize(
     ("edited", "expected"),
     [
-        ("interleaf/describe/offline_describer.py", ["describe", "index:bm25", "index:minilm", "retrieve", "evaluate"]),
-        ("interleaf/parse/reading_order.py", [*ALL[:4], "retrieve", "evaluate"]),
-        ("interleaf/index/dense.py", ["index:bm25", "index:minilm", "retrieve", "evaluate"]),
-        ("interleaf/expand/rules.py", ["expand", "retrieve", "evaluate"]),
-        ("interleaf/retrieve/fusion.py", ["retrieve", "evaluate"]),
+        ("interleaf/describe/offline_describer.py", ["describe", "index:bm25", "index:minilm", *AFTER_RETRIEVE]),
+        ("interleaf/parse/reading_order.py", [*ALL[:4], *AFTER_RETRIEVE]),
+        ("interleaf/index/dense.py", ["index:bm25", "index:minilm", *AFTER_RETRIEVE]),
+        ("interleaf/expand/rules.py", ["expand", *AFTER_RETRIEVE]),
+        ("interleaf/retrieve/fusion.py", AFTER_RETRIEVE),
+        ("interleaf/generate/offline.py", ["generate", "evaluate"]),
         ("interleaf/evaluate/recall.py", ["evaluate"]),
     ],
 )
@@ -57,16 +59,13 @@ def test_editing_one_file_changes_that_stage_and_those_after_it(tree: Path, edit
 
 def test_config_changes_the_stage_that_reads_it_and_the_ones_after_it(tree: Path) -> None:
     before = fingerprints(tree)
-    assert changed(before, fingerprints(tree, ["describe.max_references=1"])) == [
-        "describe",
-        "index:bm25",
-        "index:minilm",
-        "retrieve",
-        "evaluate",
-    ]
+    after_describe = ["describe", "index:bm25", "index:minilm", *AFTER_RETRIEVE]
+    assert changed(before, fingerprints(tree, ["describe.max_references=1"])) == after_describe
     # how retrievers are fused changes retrieval only: the stored index stays
-    assert changed(before, fingerprints(tree, ["retrieve.rrf_k=30"])) == ["retrieve", "evaluate"]
-    assert changed(before, fingerprints(tree, ["retrieve.scope=corpus"])) == ["retrieve", "evaluate"]
+    assert changed(before, fingerprints(tree, ["retrieve.rrf_k=30"])) == AFTER_RETRIEVE
+    assert changed(before, fingerprints(tree, ["retrieve.scope=corpus"])) == AFTER_RETRIEVE
+    # switching the answering model recomputes nothing before generate
+    assert changed(before, fingerprints(tree, ["generate.offline.max_words=120"])) == ["generate", "evaluate"]
     # a speed setting changes nothing that is stored
     assert changed(before, fingerprints(tree, ["parse.workers=1"])) == []
 

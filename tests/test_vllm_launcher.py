@@ -147,7 +147,10 @@ def test_a_server_already_answering_is_used_and_left_running(standins: Path) -> 
             assert ask(base_url) == "Already up [1]."
         assert not (standins / "standin.json").exists()  # vllm was never started
         assert ask(server.base_url) == "Already up [1]."  # still serving
-        with pytest.raises(LaunchError, match=f"already serves {MODEL}, not other/model"), vllm_server("other/model", port):
+        with (
+            pytest.raises(LaunchError, match=f"already serves {MODEL}, not other/model"),
+            vllm_server("other/model", port),
+        ):
             pass
 
 
@@ -178,8 +181,9 @@ def test_missing_weights_are_refused_with_how_to_get_them(standins: Path, monkey
     message = str(caught.value)
     assert f"the weights of {MODEL} are not in the Hugging Face cache ({empty})" in message
     assert "HF_HUB_OFFLINE=1" in message and f"hf download {MODEL}" in message
-    with pytest.raises(LaunchError, match="the model folder /nowhere/qwen does not exist"), vllm_server(
-        "/nowhere/qwen", free_port()
+    with (
+        pytest.raises(LaunchError, match="the model folder /nowhere/qwen does not exist"),
+        vllm_server("/nowhere/qwen", free_port()),
     ):
         pass
     assert not (standins / "standin.json").exists()
@@ -201,6 +205,13 @@ def test_presets_name_their_servers() -> None:
     assert servers_for(load_preset("qwen2.5-vl-7b-transformers")) == []  # in process: nothing to serve
     assert servers_for({"generate.openai.base_url": "https://api.example.com/v1", "generate.openai.model": "m"}) == []
     with pytest.raises(LaunchError, match="two models"):
-        servers_for({"a.base_url": "http://127.0.0.1:8000/v1", "a.model": "x", "b.base_url": "http://127.0.0.1:8000/v1", "b.model": "y"})
+        servers_for(
+            {
+                "a.base_url": "http://127.0.0.1:8000/v1",
+                "a.model": "x",
+                "b.base_url": "http://127.0.0.1:8000/v1",
+                "b.model": "y",
+            }
+        )
     with pytest.raises(LaunchError, match="unknown model preset"):
         load_preset("no-such-preset")

@@ -45,7 +45,7 @@ class OpenAIConfig(ChatServerConfig):
 class DescribeConfig(Strict):
     describer: Literal["offline", "transformers", "openai"] = "offline"
     prompt: str = "describe_image"  # prompts/<name>.md, for the VLM describers
-    kinds: list[CroppedKind] = ["figure", "table", "equation"]  # image quotes read and described
+    kinds: list[CroppedKind] = Field(default_factory=lambda: ["figure", "table", "equation"])  # read and described
     ocr: OcrConfig = OcrConfig()
     transformers: TransformersConfig = TransformersConfig()
     openai: OpenAIConfig = OpenAIConfig()

@@ -230,7 +230,7 @@ class DescribeStage:
     inputs = ("documents", "pages", "quotes")
     outputs = ("quote_texts",)
     upstream = ("parse",)
-    sources = ("interleaf.describe", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
+    sources = ("interleaf.describe", "interleaf.pdf", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
     retries = 1
     retry_on: tuple[type[BaseException], ...] = (OSError,)
 

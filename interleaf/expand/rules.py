@@ -15,6 +15,7 @@ import re
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 from interleaf.text.references import REFERENCE, is_reference
+
 _NUMBER = re.compile(r"(?<![\w.])[0-9]+(?:[.,][0-9]+)*%?")
 _QUOTED = re.compile(r"[\"“']([^\"”']{3,80})[\"”']")
 _ENTITY = re.compile(

@@ -8,11 +8,12 @@ and an image placed right after a sentence (`... 53.7. ![Table 2](image1)`) belo
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
-from interleaf.index.bm25 import stemmed
 from interleaf.text.tokens import tokenize
 
 # -- Markdown markup that carries citations ---------------------------------------------------------
@@ -31,9 +32,12 @@ _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _END = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
 # Words after which a full stop does not end the sentence.
 _ABBREVIATIONS = frozenset(
-    "e.g i.e et al fig figs tab eq eqs sec no nos vs etc dr mr mrs ms prof st approx cf ca resp incl ref refs"
-    " vol pp p ch app jan feb mar apr jun jul aug sep sept oct nov dec inc ltd co corp dept est".split()
+    """
+    e.g i.e et al fig figs tab eq eqs sec no nos vs etc dr mr mrs ms prof st approx cf ca resp incl ref
+    refs vol pp p ch app jan feb mar apr jun jul aug sep sept oct nov dec inc ltd co corp dept est
+    """.split()  # noqa: SIM905 (a word list reads best as words)
 )
+_LABEL_ONLY = re.compile(r"^(?:Table|Figure|Fig|Chart|Example)\.?\s*[0-9IVX]+(?:[.\-–][0-9]+)*$", re.I)
 _INITIALS = re.compile(r"^(?:[A-Za-z]\.){1,}[A-Za-z]?$")  # "U.S", "J", "e.g"
 _ONLY_MARKS = re.compile(rf"^(?:\s*(?:{IMAGE_MARK.pattern}|{TEXT_MARK.pattern}))+\s*[.,;:]?\s*$")
 _LEADING_MARKS = re.compile(rf"^(?:\s*(?:{IMAGE_MARK.pattern}|{TEXT_MARK.pattern}))+[.,;:]?")
@@ -50,9 +54,11 @@ def split_prose(text: str) -> list[str]:
         before = text[start : m.start()].rsplit(" ", 1)[-1]
         after = text[m.end() : m.end() + 1]
         word = before.rstrip(".").casefold()
-        if m.group(0).startswith(".") and len(m.group(0).rstrip()) == 1:
-            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.match(word):
-                continue
+        single_stop = m.group(0).startswith(".") and len(m.group(0).rstrip()) == 1
+        if single_stop and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.match(word)):
+            continue
+        if single_stop and _LABEL_ONLY.match(text[start : m.start()].strip()):
+            continue  # "Figure 1. Five Pillars ...": a caption's label, not a sentence
         if after and after.islower():  # "... approx. five" or an OCR'd line that only looks ended
             continue
         out.append(text[start : m.end()].strip())
@@ -151,7 +157,7 @@ _CITATION_LIKE = re.compile(r"\\?\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\
 
 
 def normalise_number(whole: str, fraction: str | None) -> str:
-    """"1,234" -> "1234", "53.70" -> "53.7", "1.0" -> "1", "007" -> "7"."""
+    """ "1,234" -> "1234", "53.70" -> "53.7", "1.0" -> "1", "007" -> "7"."""
     digits = whole.replace(",", "")
     value = f"{digits}{fraction or ''}"
     try:
@@ -179,11 +185,13 @@ def numbers_in(text: str) -> list[str]:
 # Function words the tokenizer's stopword list keeps (it is tuned for retrieval, where they are
 # rare in queries); in answer sentences they are frequent and carry no claim.
 _FUNCTION_WORDS = frozenset(
-    "also can could may might must shall should will would nor but if so such"
-    " we our us you your he she his her they them i me my one ones both each all any some other another"
-    " been being am had having here where when why while whereas however therefore thus hence since"
-    " because although though only just even still yet over under between among per via within without"
-    " up down out off again further once same own too s t".split()
+    """
+    also can could may might must shall should will would nor but if so such we our us you your he she
+    his her they them i me my one ones both each all any some other another been being am had having
+    here where when why while whereas however therefore thus hence since because although though only
+    just even still yet over under between among per via within without up down out off again further
+    once same own too s t
+    """.split()  # noqa: SIM905 (a word list reads best as words)
 )
 
 
@@ -191,8 +199,21 @@ def content_words(text: str) -> list[str]:
     """Stemmed words that carry content: no stopwords, no numbers (they are checked on their own),
     no citation markers."""
     text = _CITATION_LIKE.sub(" ", strip_marks(text, keep_alt=True))
-    words = [w for w in tokenize(text) if w not in _FUNCTION_WORDS and not w[0].isdigit() and len(w) > 1]
-    return stemmed(" ".join(words))
+    return [_stem(w) for w in tokenize(text) if w not in _FUNCTION_WORDS and not w[0].isdigit() and len(w) > 1]
+
+
+# The same Snowball stemmer as BM25's stemmed view (interleaf.index.bm25), without importing the
+# index package into this pure module.
+@functools.lru_cache(maxsize=100_000)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 # -- quote text as candidate sentences ------------------------------------------------------------------

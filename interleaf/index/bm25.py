@@ -10,10 +10,11 @@ import bm25s
 import numpy as np
 import pyarrow as pa
 
-from interleaf.index.config import RetrieverConfig
+from interleaf.index.config import BM25Config
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.text.tokens import tokenize
 from warehouse import schemas
+
 
 @functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
@@ -38,7 +39,7 @@ class BM25Retriever:
     table = "index_texts"
     code_version = "bm25-1"
 
-    def __init__(self, spec: RetrieverConfig) -> None:
+    def __init__(self, spec: BM25Config) -> None:
         self.spec = spec
         self.name = spec.name
         self._bm25: bm25s.BM25 | None = None

@@ -117,7 +117,7 @@ def _default_retrievers() -> list[RetrieverConfig]:
 class IndexConfig(Strict):
     retrievers: list[RetrieverConfig] = Field(default_factory=_default_retrievers)
     # kinds never indexed: page furniture carries no content worth retrieving
-    skip_kinds: list[str] = ["header", "footer"]
+    skip_kinds: list[str] = Field(default_factory=lambda: ["header", "footer"])
 
     @model_validator(mode="after")
     def _unique_names(self) -> Self:

@@ -15,13 +15,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from interleaf.index.config import TextFields
-
-IMAGE_KINDS = frozenset({"figure", "table", "equation", "chart", "image"})
-HEADING_KINDS = frozenset({"title"})
-
-
-def modality_of(kind: str) -> str:
-    return "image" if kind in IMAGE_KINDS else "text"
+from interleaf.kinds import HEADING_KINDS, Modality, modality_of
 
 
 def text_key(text: str, model: str) -> str:
@@ -43,7 +37,7 @@ class QuoteCorpus:
         return len(self.quote_ids)
 
     @property
-    def modalities(self) -> list[str]:
+    def modalities(self) -> list[Modality]:
         return [modality_of(k) for k in self.kinds]
 
     def subset(self, keep: list[int]) -> QuoteCorpus:

@@ -1,19 +1,24 @@
-"""Dense text retriever: sentence-transformers or FlagEmbedding models by id or local path, or a local
-sentence-transformers folder on ONNX Runtime (`backend: onnx`, no torch).
+"""Dense text retriever: models by id or local path through sentence-transformers, FlagEmbedding or
+plain transformers (AutoModel with the family's pooling), or a local sentence-transformers folder on
+ONNX Runtime (`backend: onnx`, no torch).
 
-Query and passage instructions follow each family's model card (BGE, E5, GTE-Qwen / Qwen3-Embedding
-put the instruction on the query only). Vectors are L2-normalised, so a dot product is the cosine.
+Query and passage instructions, and the pooling of the backends that do not read it from the model
+folder, follow each family's model card (BGE: CLS; E5, MiniLM: mean; GTE-Qwen and Qwen3-Embedding:
+the last token, with the instruction on the query only). Vectors are L2-normalised, so a dot
+product is the cosine.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from interleaf.index.config import RetrieverConfig
+from interleaf.index.config import DenseConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
 from warehouse import schemas
 
@@ -27,6 +32,8 @@ INSTRUCTIONS: dict[str, tuple[str, str]] = {  # family -> (query prefix, passage
     "minilm": ("", ""),
     "none": ("", ""),
 }
+POOLING = {"bge": "cls", "e5": "mean", "gte": "last_token", "qwen3": "last_token", "minilm": "mean", "none": "mean"}
+_HUGE_LENGTH = 1_000_000  # transformers writes ~1e30 as model_max_length when a tokenizer has no limit
 
 
 def family_of(model: str, declared: str = "auto") -> str:
@@ -48,30 +55,91 @@ def resolve_model(model: str) -> str:
     return os.path.expanduser(model)
 
 
+class TransformersEncoder:
+    """AutoTokenizer + AutoModel, pooled as the model family prescribes (`backend: transformers`).
+
+    Texts are truncated at the folder's sentence-transformers `max_seq_length` when it has one (as
+    sentence-transformers would), else at the tokenizer's and the position table's limit."""
+
+    def __init__(self, path: str, pooling: str, batch_size: int, device: str) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.pooling, self.batch_size, self.torch = pooling, batch_size, torch
+        # right padding: the last real token of each row sits at its length - 1
+        self.tokenizer = AutoTokenizer.from_pretrained(path, padding_side="right")
+        self.model = AutoModel.from_pretrained(path).to(device).eval()
+        self.max_length = self._max_length(path)
+
+    def _max_length(self, path: str) -> int:
+        st_config = Path(path) / "sentence_bert_config.json"
+        if st_config.is_file() and (length := json.loads(st_config.read_text()).get("max_seq_length")):
+            return int(length)
+        length = int(self.tokenizer.model_max_length)
+        length = 512 if length > _HUGE_LENGTH else length
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        return min(length, int(positions)) if positions else length
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        torch = self.torch
+        chunks = []
+        for start in range(0, len(texts), self.batch_size):
+            inputs = self.tokenizer(
+                texts[start : start + self.batch_size],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.model.device)
+            with torch.inference_mode():
+                hidden = self.model(**inputs).last_hidden_state
+            mask = inputs["attention_mask"]
+            if self.pooling == "cls":
+                pooled = hidden[:, 0]
+            elif self.pooling == "mean":
+                weights = mask.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+            else:  # last_token
+                pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), mask.sum(dim=1) - 1]
+            chunks.append(pooled.float().cpu().numpy())
+        return np.concatenate(chunks)
+
+
 class _Encoder:
-    def __init__(self, spec: RetrieverConfig, path: str, family: str) -> None:
+    def __init__(self, spec: DenseConfig, path: str, family: str) -> None:
         self.spec, self.path, self.family = spec, path, family
+        self.pooling = spec.pooling or POOLING[family]
+        if spec.backend == "flagembedding" and self.pooling == "last_token":
+            raise ValueError(
+                f"dense retriever {spec.name!r}: FlagEmbedding's FlagModel pools by cls or mean, and {family} "
+                "models need the last token: use backend transformers or sentence-transformers"
+            )
         self._model: Any = None
 
     def _load(self) -> Any:
         if self._model is None:
-            # MiniLM and E5 are mean-pooled; FlagModel's CLS default silently gives wrong vectors
-            pooling = self.spec.pooling or ("mean" if self.family in ("minilm", "e5", "none") else "cls")
-            if self.spec.backend == "onnx":
+            spec = self.spec
+            if spec.backend == "onnx":
                 from interleaf.index.onnx_encoder import OnnxEncoder
 
                 # the folder's own pooling config wins over the family default, as in sentence-transformers
                 self._model = OnnxEncoder(
-                    self.path, pooling=self.spec.pooling, fallback_pooling=pooling, batch_size=self.spec.batch_size
+                    self.path,
+                    pooling=spec.pooling,
+                    fallback_pooling=self.pooling,
+                    batch_size=spec.batch_size,
+                    threads=spec.threads,
                 )
-            elif self.spec.backend == "flagembedding":
+            elif spec.backend == "flagembedding":
                 from FlagEmbedding import FlagModel
 
-                self._model = FlagModel(self.path, pooling_method=pooling, use_fp16=False, devices=["cpu"])
+                self._model = FlagModel(self.path, pooling_method=self.pooling, use_fp16=False, devices=[spec.device])
+            elif spec.backend == "transformers":
+                self._model = TransformersEncoder(self.path, self.pooling, spec.batch_size, spec.device)
             else:
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(self.path, device="cpu")
+                self._model = SentenceTransformer(self.path, device=spec.device)
         return self._model
 
     def encode(self, texts: list[str], query: bool) -> np.ndarray:
@@ -80,7 +148,7 @@ class _Encoder:
         prefix = INSTRUCTIONS[self.family][0 if query else 1]
         model = self._load()
         texts = [prefix + t for t in texts]
-        if self.spec.backend == "onnx":
+        if self.spec.backend in ("onnx", "transformers"):
             vecs = model.encode(texts)
         elif self.spec.backend == "flagembedding":
             vecs = model.encode(texts, batch_size=self.spec.batch_size, convert_to_numpy=True)
@@ -95,9 +163,7 @@ class DenseRetriever:
     table = "quote_embeddings"
     code_version = "dense-1"
 
-    def __init__(self, spec: RetrieverConfig) -> None:
-        if not spec.model:
-            raise ValueError(f"dense retriever {spec.name!r} needs `model`")
+    def __init__(self, spec: DenseConfig) -> None:
         self.spec = spec
         self.name = spec.name
         self.model_id = spec.model

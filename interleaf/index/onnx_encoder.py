@@ -207,7 +207,8 @@ class OnnxEncoder:
         self.source = "onnx/model.onnx" if shipped.exists() else "model.safetensors"
         if not shipped.exists():
             _bert_config(self.model_dir)  # a non-BERT folder fails here, before any tokenizer complaint
-        chosen = [pooling.replace("last_token", "lasttoken")] if pooling else folder_pooling or [fallback_pooling]
+        chosen = [pooling] if pooling else folder_pooling or [fallback_pooling]
+        chosen = [mode.replace("last_token", "lasttoken") for mode in chosen]  # sentence-transformers' spelling
         self.pooling = _pooling_modes({"pooling_mode": chosen}, self.folder)
         st_config = _read_json(self.model_dir / "sentence_bert_config.json") or {}
         self.lowercase = bool(st_config.get("do_lower_case", False))

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from interleaf.index.config import RetrieverConfig
-from interleaf.index.corpus import QuoteCorpus, modality_of
+from interleaf.index.config import VisualConfig
+from interleaf.index.corpus import QuoteCorpus
 from interleaf.index.dense import encode_rows, matrix_for, resolve_model
+from interleaf.kinds import modality_of
 
 NOT_INDEXED = -1e9  # text quotes: a visual retriever has nothing to say about them
 
@@ -31,9 +32,10 @@ def _features(out: Any) -> Any:
 
 
 class _ClipLike:
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, device: str) -> None:
         self.model_id = model_id
         self.path = resolve_model(model_id)
+        self.device = device
         self._model: Any = None
         self._processor: Any = None
 
@@ -42,7 +44,7 @@ class _ClipLike:
             from transformers import AutoModel, AutoProcessor
 
             self._processor = AutoProcessor.from_pretrained(self.path)
-            self._model = AutoModel.from_pretrained(self.path).eval()
+            self._model = AutoModel.from_pretrained(self.path).to(self.device).eval()
         return self._model, self._processor
 
     def encode_text(self, texts: list[str]) -> np.ndarray:
@@ -50,10 +52,10 @@ class _ClipLike:
 
         model, processor = self._load()
         # SigLIP was trained on max_length padding; CLIP accepts either
-        inputs = processor(text=texts, padding="max_length", truncation=True, return_tensors="pt")
+        inputs = processor(text=texts, padding="max_length", truncation=True, return_tensors="pt").to(self.device)
         with torch.inference_mode():
             feats = _features(model.get_text_features(**{k: v for k, v in inputs.items() if k != "pixel_values"}))
-        return _normalise(feats.float().numpy())
+        return _normalise(feats.float().cpu().numpy())
 
     def encode_images(self, paths: list[Path], batch_size: int) -> np.ndarray:
         import torch
@@ -63,9 +65,9 @@ class _ClipLike:
         chunks = []
         for start in range(0, len(paths), batch_size):
             images = [Image.open(p).convert("RGB") for p in paths[start : start + batch_size]]
-            inputs = processor(images=images, return_tensors="pt")
+            pixels = processor(images=images, return_tensors="pt")["pixel_values"].to(self.device)
             with torch.inference_mode():
-                chunks.append(_features(model.get_image_features(pixel_values=inputs["pixel_values"])).float().numpy())
+                chunks.append(_features(model.get_image_features(pixel_values=pixels)).float().cpu().numpy())
         return _normalise(np.concatenate(chunks))
 
 
@@ -74,14 +76,11 @@ class VisualRetriever:
     table = "quote_embeddings"
     code_version = "visual-1"
 
-    def __init__(self, spec: RetrieverConfig) -> None:
-        models = list(spec.models) or ([spec.model] if spec.model else [])
-        if not models:
-            raise ValueError(f"visual retriever {spec.name!r} needs `model` or `models`")
+    def __init__(self, spec: VisualConfig) -> None:
         self.spec = spec
         self.name = spec.name
-        self.encoders = [_ClipLike(m) for m in models]
-        self.model_id = "+".join(models)
+        self.encoders = [_ClipLike(m, spec.device) for m in spec.models]
+        self.model_id = "+".join(spec.models)
         self._matrices: list[np.ndarray] = []
         self._indexed = np.zeros(0, dtype=bool)
         self._image_bytes: dict[str, str] = {}

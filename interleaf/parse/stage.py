@@ -149,7 +149,7 @@ class ParseStage:
     inputs: tuple[str, ...] = ()
     outputs = ("pages", "quotes", "documents")  # `documents` last: it commits the others
     upstream: tuple[str, ...] = ()
-    sources = ("interleaf.parse", "interleaf.text", "interleaf.kinds")
+    sources = ("interleaf.parse", "interleaf.pdf", "interleaf.text", "interleaf.kinds")
     retries = 1
     retry_on: tuple[type[BaseException], ...] = (OSError,)
 

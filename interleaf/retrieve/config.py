@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
 
+from interleaf.strict import Strict
 from interleaf.vlm.config import ChatServerConfig, QwenVLConfig
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+MODEL_RERANKERS = ("flag", "cross-encoder", "qwen3")
 
 
 class RerankConfig(Strict):
@@ -20,6 +19,16 @@ class RerankConfig(Strict):
     batch_size: int = Field(16, ge=1)
     # a reranker's score is blended with the fused rank, so one bad call cannot sink a strong hit
     blend: float = Field(0.5, ge=0, le=1)
+    device: str = "cpu"  # where a model reranker runs: cpu, cuda, cuda:1, mps
+
+    @model_validator(mode="after")
+    def _model_options(self) -> Self:
+        if self.backend in MODEL_RERANKERS:
+            if not self.model:
+                raise ValueError(f"reranker {self.backend!r} needs retrieve.rerank.model (an id or a local path)")
+        else:
+            self.refuse_changed(("model", "batch_size", "device"), f"reranker {self.backend!r} runs no model")
+        return self
 
 
 class FilterOpenAIConfig(ChatServerConfig):
@@ -41,6 +50,12 @@ class LMMFilterConfig(Strict):
     transformers: QwenVLConfig = QwenVLConfig()  # scored by P(yes) in one forward pass
     openai: FilterOpenAIConfig = FilterOpenAIConfig()
 
+    @model_validator(mode="after")
+    def _threshold_applies(self) -> Self:
+        if self.backend == "openai":
+            self.refuse_changed(("threshold",), "the openai filter reads a yes/no answer, not a probability")
+        return self
+
 
 class RetrieveConfig(Strict):
     # what `interleaf answer` and `ask` search: the question's own document, or every document
@@ -51,7 +66,19 @@ class RetrieveConfig(Strict):
     clause_fusion: Literal["max", "sum"] = "max"  # how one retriever's clause lists combine
     page_weight: float = Field(0.5, ge=0)  # weight of the page's own rank in the fusion (0: off)
     # context size -> [images, texts]; MMDocRAG §4.8: 15 = 5 + 10, 20 = 8 + 12
-    quotas: dict[int, tuple[int, int]] = {5: (2, 3), 10: (4, 6), 15: (5, 10), 20: (8, 12)}
-    budgets: list[int] = [5, 10, 15, 20]
+    # (a budget with no quota here gets 8 : 12 scaled)
+    quotas: dict[int, tuple[int, int]] = Field(
+        default_factory=lambda: {5: (2, 3), 10: (4, 6), 15: (5, 10), 20: (8, 12)}
+    )
+    budgets: list[int] = Field(default_factory=lambda: [5, 10, 15, 20])  # context sizes cut and scored
     rerank: RerankConfig = RerankConfig()
     lmm_filter: LMMFilterConfig = LMMFilterConfig()
+
+    @model_validator(mode="after")
+    def _quotas_fill_their_budget(self) -> Self:
+        wrong = {k: v for k, v in self.quotas.items() if min(v) < 0 or sum(v) != k}
+        if wrong:
+            raise ValueError(f"quotas {wrong}: a budget's [images, texts] must be >= 0 and add up to the budget")
+        if any(b < 1 for b in self.budgets):
+            raise ValueError(f"budgets {self.budgets}: a context holds at least one quote")
+        return self

@@ -12,10 +12,10 @@ import numpy as np
 class FlagCrossEncoder:
     name = "flag"
 
-    def __init__(self, model: str, batch_size: int = 16) -> None:
+    def __init__(self, model: str, batch_size: int, device: str) -> None:
         from FlagEmbedding import FlagReranker
 
-        self.model = FlagReranker(os.path.expanduser(model), use_fp16=False, devices=["cpu"])
+        self.model = FlagReranker(os.path.expanduser(model), use_fp16=False, devices=[device])
         self.batch_size = batch_size
 
     def score(self, query: str, passages: list[str]) -> list[float]:
@@ -28,10 +28,10 @@ class FlagCrossEncoder:
 class STCrossEncoder:
     name = "cross-encoder"
 
-    def __init__(self, model: str, batch_size: int = 16) -> None:
+    def __init__(self, model: str, batch_size: int, device: str) -> None:
         from sentence_transformers import CrossEncoder
 
-        self.model = CrossEncoder(os.path.expanduser(model), device="cpu")
+        self.model = CrossEncoder(os.path.expanduser(model), device=device)
         self.batch_size = batch_size
 
     def score(self, query: str, passages: list[str]) -> list[float]:
@@ -53,12 +53,12 @@ class Qwen3Reranker:
 
     name = "qwen3"
 
-    def __init__(self, model: str, batch_size: int = 8, max_length: int = 1024) -> None:
+    def __init__(self, model: str, batch_size: int, device: str, max_length: int = 1024) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = os.path.expanduser(model)
         self.tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")
-        self.model: Any = AutoModelForCausalLM.from_pretrained(path).eval()
+        self.model: Any = AutoModelForCausalLM.from_pretrained(path).to(device).eval()
         self.yes = self.tokenizer.convert_tokens_to_ids("yes")
         self.no = self.tokenizer.convert_tokens_to_ids("no")
         self.batch_size, self.max_length = batch_size, max_length
@@ -78,9 +78,9 @@ class Qwen3Reranker:
             texts = [self.format(query, p) for p in passages[start : start + self.batch_size]]
             inputs = self.tokenizer(
                 texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-            )
+            ).to(self.model.device)
             with torch.inference_mode():
                 logits = self.model(**inputs).logits[:, -1, :]
             pair = torch.stack([logits[:, self.no], logits[:, self.yes]], dim=1).float()
-            out.extend(torch.softmax(pair, dim=1)[:, 1].tolist())
+            out.extend(torch.softmax(pair, dim=1)[:, 1].cpu().tolist())
         return out

@@ -15,16 +15,16 @@ def get_reranker(config: RerankConfig) -> Reranker | None:
         from interleaf.retrieve.lexical import LexicalReranker
 
         return LexicalReranker()
-    if not config.model:
+    if not config.model:  # RerankConfig refuses a model backend without one; this narrows the type
         raise ValueError(f"reranker {config.backend!r} needs `retrieve.rerank.model`")
     from interleaf.retrieve import cross_encoders as ce
 
     if config.backend == "flag":
-        return ce.FlagCrossEncoder(config.model, config.batch_size)
+        return ce.FlagCrossEncoder(config.model, config.batch_size, config.device)
     if config.backend == "cross-encoder":
-        return ce.STCrossEncoder(config.model, config.batch_size)
+        return ce.STCrossEncoder(config.model, config.batch_size, config.device)
     if config.backend == "qwen3":
-        return ce.Qwen3Reranker(config.model, config.batch_size)
+        return ce.Qwen3Reranker(config.model, config.batch_size, config.device)
     raise ValueError(f"unknown reranker {config.backend!r}")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from interleaf.prompts import Prompt
 from interleaf.retrieve.protocol import FilterRequest, Verdict
 from interleaf.vlm.config import QwenVLConfig
-from interleaf.vlm.qwen_vl import QwenVL
+from interleaf.vlm.qwen_vl import ImageError, QwenVL
 
 # Both spellings, because the answer's first token comes right after "<|im_start|>assistant\n" and
 # an instruct model writes "Yes" / "No" there as often as the prompt's lower-case "yes" / "no": a
@@ -58,14 +58,13 @@ class TransformersImageFilter:
             self._answer_ids = (yes, no)
         return self._answer_ids
 
-    def p_yes(self, question: str, pngs: list[bytes]) -> list[float]:
-        """P(yes) per image, for one batch; left padding makes each row's last position its own."""
+    def p_yes(self, conversations: list[list[dict[str, Any]]]) -> list[float]:
+        """P(yes) per conversation, for one batch; left padding makes each row's last position its own."""
         import torch
 
         _processor, model = self.vl.load()
         yes, no = self.answer_ids()
-        text = self.prompt.render(question=question)
-        inputs = self.vl.inputs([self.vl.messages(png, text) for png in pngs])
+        inputs = self.vl.inputs(conversations)
         with torch.inference_mode():
             # logits of the last position only: the full (batch, length, vocab) tensor is ~0.6 GB per
             # image for Qwen2.5-VL's 152k vocabulary at a thousand tokens
@@ -78,15 +77,23 @@ class TransformersImageFilter:
             return []
         with self.vl.lock:  # load and check the tokenizer first: a bad model path or tokenizer fails loudly
             self.answer_ids()
+        text = self.prompt.render(question=question)
+        verdicts: list[Verdict | None] = [None] * len(images)
+        ready = []
+        for i, request in enumerate(images):
+            try:
+                ready.append((i, (request, self.vl.messages(request.png, text))))
+            except ImageError as exc:  # this crop alone stays unjudged
+                verdicts[i] = Verdict(request.quote_id, None, None, str(exc))
 
-        def scores(batch: Sequence[FilterRequest]) -> list[float]:
-            return self.p_yes(question, [r.png for r in batch])
+        def scores(batch: Sequence[tuple[FilterRequest, list[dict[str, Any]]]]) -> list[float]:
+            return self.p_yes([conversation for _, conversation in batch])
 
-        verdicts = []
-        # an unreadable crop or an out-of-memory batch: these candidates stay unjudged
-        for request, p in zip(images, self.vl.run_batches(images, self.config.batch_size, scores), strict=True):
-            if isinstance(p, Exception):
-                verdicts.append(Verdict(request.quote_id, None, None, f"{type(p).__name__}: {p}"))
+        items = [item for _, item in ready]
+        results = self.vl.run_batches(items, self.config.batch_size, scores, lambda item: item[0].quote_id)
+        for (i, (request, _)), p in zip(ready, results, strict=True):
+            if isinstance(p, Exception):  # out of memory: these candidates stay unjudged
+                verdicts[i] = Verdict(request.quote_id, None, None, f"{type(p).__name__}: {p}")
             else:
-                verdicts.append(Verdict(request.quote_id, p >= self.threshold, p))
-        return verdicts
+                verdicts[i] = Verdict(request.quote_id, p >= self.threshold, p)
+        return [v for v in verdicts if v is not None]

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ def check_reachable(endpoint: ChatServerConfig, hint: str = "") -> None:
     """Raise ServerUnreachableError when nothing accepts a TCP connection at base_url: one refused
     connection answers in milliseconds, where a run of requests would each retry with backoff first."""
     url = httpx.URL(endpoint.base_url)
+    if urllib.request.getproxies() and not urllib.request.proxy_bypass(url.host):
+        return  # reached through a proxy: a direct connection proves nothing
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
         socket.create_connection((url.host, port), timeout=min(endpoint.timeout_s, 10.0)).close()

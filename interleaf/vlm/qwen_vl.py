@@ -12,10 +12,30 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from interleaf.errors import StageError
 from interleaf.vlm.config import QwenVLConfig
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+# qwen_vl_utils' smart_resize refuses an image whose long side is more than this times its short side
+MAX_ASPECT = 200
+
+
+class ImageError(OSError):
+    """A crop the model cannot take: undecodable (PIL's UnidentifiedImageError and truncated files are
+    OSErrors too), or a strip longer than MAX_ASPECT : 1. A property of the item, not of the code."""
+
+
+class OutOfMemory(MemoryError):
+    """A batch did not fit in memory (torch.OutOfMemoryError on a GPU, an allocation failure on the CPU)."""
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":  # torch.OutOfMemoryError
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
 
 
 class QwenVL:
@@ -48,7 +68,13 @@ class QwenVL:
         """A content part holding one crop, resized by process_vision_info within the pixel budget."""
         from PIL import Image
 
-        image = Image.open(io.BytesIO(png)).convert("RGB")
+        try:
+            image = Image.open(io.BytesIO(png)).convert("RGB")
+        except OSError as exc:
+            raise ImageError(f"unreadable image: {exc}") from exc
+        w, h = image.size
+        if max(w, h) > MAX_ASPECT * min(w, h):
+            raise ImageError(f"a {w} x {h} px image: Qwen2.5-VL takes aspect ratios up to {MAX_ASPECT}:1")
         s = self.settings
         return {"type": "image", "image": image, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels}
 
@@ -70,11 +96,30 @@ class QwenVL:
         images, _videos = process_vision_info(conversations)
         return processor(text=texts, images=images, padding=True, return_tensors="pt").to(model.device)
 
-    def run_batches(self, items: Sequence[T], size: int, fn: Callable[[Sequence[T]], list[R]]) -> list[R | Exception]:
-        """`fn` over consecutive batches of `items`, one batch at a time under the lock; a batch that
-        raises (an unreadable crop, out of memory) gives its exception to each of its items, so a
-        failure stays per item and the caller decides what it means."""
-        return run_batches(self.lock, items, size, fn)
+    def run_batches(
+        self,
+        items: Sequence[T],
+        size: int,
+        fn: Callable[[Sequence[T]], list[R]],
+        item_id: Callable[[T], str] | None = None,
+        stage: str = "vlm",
+    ) -> list[R | Exception]:
+        """`fn` over consecutive batches of `items`, one batch at a time under the lock. A batch that
+        runs out of memory gives an OutOfMemory to each of its items, so the failure stays per item
+        and the caller decides what it means; any other exception is a bug and propagates as a
+        StageError naming the batch's items (`item_id`). Decode images before (`image_part` raises
+        ImageError per item), so that one bad crop fails alone."""
+
+        def guarded(batch: Sequence[T]) -> list[R]:
+            try:
+                return fn(batch)
+            except Exception as exc:  # sorted here: memory is expected, everything else is re-raised
+                if out_of_memory(exc):
+                    raise OutOfMemory(f"{type(exc).__name__}: {exc}") from exc
+                ids = ", ".join(item_id(i) for i in batch) if item_id else f"a batch of {len(batch)}"
+                raise StageError(stage, ids, exc) from exc
+
+        return run_batches(self.lock, items, size, guarded, (OutOfMemory,))
 
 
 def run_batches(

@@ -26,6 +26,8 @@ KIND_OF_LABEL = {
     "reference": "reference",
     "equation": "equation",
 }
+
+
 @dataclass
 class Block:
     kind: str
