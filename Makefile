@@ -18,7 +18,7 @@ Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
 MODEL ?=
 IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
-.PHONY: help install install-dev e2e test bench serve sql lint
+.PHONY: help install install-dev e2e e2e-steps test bench serve sql lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -40,12 +40,16 @@ install: $(INSTALL_STAMP) ## create .venv and install Interleaf (the default ins
 
 install-dev: $(DEV_STAMP) ## add the test tools and the torch-based backends (tiny local models in tests)
 
-e2e: install ## ingest ../shared/corpus (docs + bad), offline by default (MODEL=preset), and show what was found
+e2e: install ## ingest ../shared/corpus, answer and evaluate qa_dev, offline by default (MODEL=preset: its models, served by vllm)
+	$(if $(MODEL),$(PYTHON) -m interleaf.generate.launcher $(MODEL) --,) $(MAKE) --no-print-directory e2e-steps
+
+e2e-steps:
 	$(IL) ingest $(CORPUS)/docs $(CORPUS)/bad
 	$(IL) sql "select kind, count(*) as quotes, count(img_path) as crops from quotes group by 1 order by 2 desc"
 	$(IL) sql "select d.name, d.pages, count(q.quote_id) as quotes, bool_or(p.ocr_used) as ocr from documents d join pages p using (doc_id) left join quotes q on q.doc_id = d.doc_id and q.page_idx = p.page_idx group by all order by 1"
 	$(IL) sql "select describer, count(*) as image_quotes, count(ocr_text) as with_ocr, count(table_md) as tables, count(vlm_text) as described from quote_texts group by 1"
 	$(IL) sql "select stage, path, quote_id, reason from rejects order by stage, path"
+	$(IL) answer --qa $(CORPUS)/qa_dev.jsonl
 	$(IL) eval --qa $(CORPUS)/qa_dev.jsonl
 
 test: install-dev ## run the test suite (reads the corpus from ../shared/corpus)

@@ -10,33 +10,31 @@ import numpy as np
 import pymupdf
 import pytest
 
-from interleaf.describe.config import OcrConfig, PaddleOcrConfig
-from interleaf.describe.offline_describer import OfflineDescriber, caption_label, referring_sentences
-from interleaf.describe.paddleocr_engine import lines_from_result, paddle_kwargs
-from interleaf.describe.protocol import DescribeRequest, OcrLine
-from interleaf.describe.rapidocr_engine import RapidOcrEngine
+from interleaf.describe.config import OcrConfig
+from interleaf.describe.offline_describer import OfflineDescriber, referring_sentences
+from interleaf.describe.protocol import DescribeRequest
 from interleaf.describe.stage import DictCache, ReadingSettings, describe_document
 from interleaf.describe.table_structure import markdown_table
-from interleaf.describe.vector_text import PageText, raster_share, rows_text, words_in_box
+from interleaf.describe.vector_text import PageText, raster_share
 from interleaf.evidence import contains_needle
-from interleaf.parse.words import Word, text_layer_words
+from interleaf.pdf.ocr.config import PaddleOcrConfig
+from interleaf.pdf.ocr.paddleocr_engine import lines_from_result, paddle_kwargs
+from interleaf.pdf.ocr.protocol import OcrLine
+from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
+from interleaf.pdf.render import render_bgr
+from interleaf.pdf.rows import rows_text
+from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
 from interleaf.prompts import Prompt, PromptError, load_prompt
+from interleaf.text.references import Label, caption_label
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def render_bgr(pdf: Path, page_idx: int, dpi: int, clip: tuple[float, float, float, float] | None = None) -> np.ndarray:
-    with pymupdf.open(pdf) as doc:
-        page = doc[page_idx]
-        pix = page.get_pixmap(dpi=dpi, clip=pymupdf.Rect(clip) if clip else None, colorspace=pymupdf.csRGB, alpha=False)
-        rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3)
-        return np.ascontiguousarray(rgb[:, :, ::-1])
 
 
 @pytest.fixture(scope="module")
 def scanned_lines(corpus: Path) -> list[OcrLine]:
     engine = RapidOcrEngine(OcrConfig().rapidocr)
-    return engine.read(render_bgr(corpus / "docs" / "scanned-table.pdf", 0, 216))
+    with pymupdf.open(corpus / "docs" / "scanned-table.pdf") as doc:
+        return engine.read(render_bgr(doc[0], 216))
 
 
 def test_rapidocr_reads_a_scanned_table(scanned_lines: list[OcrLine]) -> None:
@@ -51,8 +49,7 @@ def test_table_from_ocr_boxes_keeps_rows_and_columns(scanned_lines: list[OcrLine
     top = next(ln for ln in scanned_lines if ln.text.startswith("Base 128")).box[1] - 10
     bottom = next(ln for ln in scanned_lines if "Chipper" in ln.text).box[3] + 5
     table = [ln for ln in scanned_lines if top <= (ln.box[1] + ln.box[3]) / 2 <= bottom]
-    items = [Word(*line.box, line.text, 0, i, 0) for i, line in enumerate(table)]
-    md = markdown_table(items)
+    md = markdown_table(ocr_words(table))
     assert md is not None
     rows = [r for r in md.splitlines() if not r.startswith("|---")]
     chipper = next(r for r in rows if "Chipper" in r)
@@ -86,14 +83,11 @@ def test_rows_text_reads_rows_top_down_left_right() -> None:
     assert rows_text(words) == "a b\nc"
 
 
-def test_references_and_caption_labels() -> None:
-    assert caption_label("Figure 3: Results") == ("fig", "3")
-    assert caption_label("Table 2. Scores") == ("tab", "2")
-    assert caption_label("Tableau 4 – Coûts") == ("tab", "4")
-    assert caption_label("Results of the study") is None
+def test_referring_sentences_name_the_captions_label() -> None:
     texts = ["We train on NQ. As shown in Table 2, DPR wins. Table 12 is different. See Fig. 2 too.", "Table 2: Scores"]
-    assert referring_sentences(("tab", "2"), texts, 3) == ["As shown in Table 2, DPR wins."]
-    assert referring_sentences(("fig", "2"), texts, 3) == ["See Fig. 2 too."]
+    assert referring_sentences(caption_label("Table 2. Scores"), texts, 3) == ["As shown in Table 2, DPR wins."]
+    assert referring_sentences(Label("figure", "2"), texts, 3) == ["See Fig. 2 too."]
+    assert referring_sentences(caption_label("Results of the study"), texts, 3) == []  # no label, no search
 
 
 def test_offline_describer_says_what_it_is_built_from() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from interleaf.expand.config import ExpandConfig, LLMConfig
 from interleaf.expand.llm import LLMExpander, parse_queries, usable
@@ -20,8 +21,8 @@ def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_causal_lm(tmp_path_factory.mktemp("tiny-lm"), [QUESTION, "search queries about a document"])
 
 
-def _config(model: Path | None = None) -> ExpandConfig:
-    return ExpandConfig(backend="llm", llm=LLMConfig(model=str(model) if model else None, max_new_tokens=12))
+def _config(model: Path | str = "unused-by-this-test") -> ExpandConfig:
+    return ExpandConfig(backend="llm", llm=LLMConfig(model=str(model), max_new_tokens=12))
 
 
 def test_parser_reads_quoted_queries_and_drifting_lists() -> None:
@@ -63,9 +64,35 @@ def test_tiny_model_loads_by_path_renders_the_prompt_and_generates(tiny_lm: Path
     assert prompt.startswith("<|im_start|>user\n") and prompt.endswith("<|im_start|>assistant\n")
     assert QUESTION in prompt and "generate 3 search queries" in prompt
     output = expander.generate(QUESTION)
-    assert isinstance(output, str)
+    # the output is the model's greedy continuation of exactly that prompt, new tokens only: computed
+    # here through transformers directly from the rendered prompt
+    model, _ = expander._load()
+    prompt_ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+    continued = model.generate(**prompt_ids, max_new_tokens=12, do_sample=False)[0, prompt_ids["input_ids"].shape[1] :]
+    assert 0 < len(continued) <= 12
+    assert output == tokenizer.decode(continued, skip_special_tokens=True)
+    assert QUESTION not in output  # the prompt is not echoed into the queries
     assert expander.generate(QUESTION) == output  # greedy decoding: the same text twice
     # whatever random weights produce, expand() is exactly the parse of that output (or the fallback)
     clauses = expander.expand(QUESTION)
     assert clauses == expander.clauses_from_output(QUESTION, output)
     assert clauses[0].text == QUESTION
+
+
+def test_config_refuses_options_that_would_do_nothing() -> None:
+    with pytest.raises(ValidationError, match="needs expand.llm.model"):
+        ExpandConfig(backend="llm")
+    with pytest.raises(ValidationError, match="with expand.backend=none there is none"):
+        ExpandConfig(backend="none", prf=True)
+    with pytest.raises(ValidationError, match="keyword"):  # a misspelt clause kind is not silently ignored
+        ExpandConfig.model_validate({"weights": {"keyword": 0.5}})
+    weights = ExpandConfig.model_validate({"weights": {"keywords": 0.9}}).weights
+    assert (weights.keywords, weights.question) == (0.9, 1.0)
+
+
+def test_weights_reach_the_clauses() -> None:
+    config = ExpandConfig.model_validate({"weights": {"question": 2.0, "keywords": 0.25, "reference": 0.125}})
+    by_kind = {c.kind: c.weight for c in RulesExpander(config).expand(QUESTION)}
+    assert by_kind["question"] == 2.0 and by_kind["keywords"] == 0.25 and by_kind["reference"] == 0.125
+    llm = LLMExpander(ExpandConfig(backend="llm", llm=LLMConfig(model="unused"), weights={"llm": 0.4}))
+    assert [c.weight for c in llm.clauses_from_output(QUESTION, '"Table 3 revenue growth 2023"')] == [1.0, 0.4]

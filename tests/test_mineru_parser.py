@@ -116,6 +116,13 @@ def test_table_with_html_caption_footnote_and_crop(table_doc: ParsedDocument) ->
     assert pix.height == pytest.approx((table.bbox[3] - table.bbox[1]) * 2, abs=2)
 
 
+def test_crop_dpi_sets_the_crops_resolution(table_page: bytes) -> None:
+    doc = MineruParser(MineruConfig(tier="flash", crop_dpi=72)).parse(table_page, "layoutparser-table-page.pdf")
+    (table,) = [q for q in doc.quotes if q.kind == "table"]
+    assert table.png is not None
+    assert pymupdf.Pixmap(table.png).width == pytest.approx(table.bbox[2] - table.bbox[0], abs=2)  # 1 px per pt
+
+
 def test_boxes_within_the_page_and_crops_only_for_images(table_doc: ParsedDocument) -> None:
     for q in table_doc.quotes:
         x0, y0, x1, y1 = q.bbox

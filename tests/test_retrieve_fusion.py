@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
 from interleaf.retrieve.lexical import LexicalReranker
@@ -49,16 +52,72 @@ def test_lexical_reranker_prefers_the_passage_with_the_cues() -> None:
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_cross_encoder(tmp_path_factory.mktemp("tiny-ce"))
+    """The tiny cross-encoder with weights drawn large enough (std 0.3; the default 0.02 leaves every
+    logit near 0) that the order of a pair moves its score: in (q, p) the query's tokens take token
+    type 0 and the first positions, in (p, q) the passage's do."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    folder = build_cross_encoder(tmp_path_factory.mktemp("tiny-ce"))
+    model = BertForSequenceClassification.from_pretrained(folder)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "LayerNorm" not in name:
+                weight.normal_(0.0, 0.3)
+    model.save_pretrained(folder)
+    return folder
 
 
-@pytest.mark.parametrize("backend", ["cross-encoder", "flag"])
-def test_cross_encoders_load_and_score_a_tiny_local_model(tiny_cross_encoder: Path, backend: str) -> None:
+def pair_logits(folder: Path, pairs: list[tuple[str, str]]) -> list[float]:
+    """The model's logit for each pair through the tokenizer's own pair encoding:
+    [CLS] first [SEP] second [SEP], token types 0 then 1."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    with torch.inference_mode():
+        return [float(model(**tokenizer(a, b, return_tensors="pt")).logits[0, 0]) for a, b in pairs]
+
+
+def sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+QUERY = "which model has the best f1"
+PASSAGES = ["table of f1 score gain", "figure", "text gain"]
+
+
+@pytest.mark.parametrize(
+    ("backend", "activation"),
+    [
+        ("cross-encoder", sigmoid),  # sentence-transformers' CrossEncoder: a sigmoid on a single logit
+        ("flag", lambda x: x),  # FlagReranker.compute_score: the raw logit (normalize=False)
+    ],
+)
+def test_cross_encoders_score_the_query_then_the_passage(
+    tiny_cross_encoder: Path, backend: str, activation: Callable[[float], float]
+) -> None:
     from interleaf.retrieve.config import RerankConfig
     from interleaf.retrieve.registry import get_reranker
 
-    reranker = get_reranker(RerankConfig(backend=backend, model=str(tiny_cross_encoder)))
-    assert reranker is not None
-    scores = reranker.score("which model has the best f1", ["table of f1 score", "figure", "text gain"])
-    assert len(scores) == 3 and all(isinstance(s, float) for s in scores)
-    assert scores == reranker.score("which model has the best f1", ["table of f1 score", "figure", "text gain"])
+    reranker = get_reranker(RerankConfig(backend=backend, model=str(tiny_cross_encoder), device="cpu"))
+    assert reranker is not None and reranker.name == backend
+    right = [activation(x) for x in pair_logits(tiny_cross_encoder, [(QUERY, p) for p in PASSAGES])]
+    swapped = [activation(x) for x in pair_logits(tiny_cross_encoder, [(p, QUERY) for p in PASSAGES])]
+    assert min(abs(a - b) for a, b in zip(right, swapped, strict=True)) > 0.02  # the order matters to this model
+    assert reranker.score(QUERY, PASSAGES) == pytest.approx(right, abs=1e-4)
+    assert reranker.score(QUERY, []) == []
+
+
+def test_rerank_config_refuses_options_no_backend_reads() -> None:
+    from interleaf.retrieve.config import RerankConfig
+
+    with pytest.raises(ValidationError, match="needs retrieve.rerank.model"):
+        RerankConfig(backend="flag")
+    with pytest.raises(ValidationError, match=r"model: reranker 'lexical' runs no model"):
+        RerankConfig(backend="lexical", model="BAAI/bge-reranker-v2-m3")
+    with pytest.raises(ValidationError, match=r"device: reranker 'none' runs no model"):
+        RerankConfig(backend="none", device="cuda")
+    assert RerankConfig(backend="none", top_n=40, blend=0.5).backend == "none"  # the defaults stated in the yaml

@@ -53,8 +53,8 @@ if os.environ.get("STANDIN_FAIL"):
     print("ERROR: CUDA out of memory", flush=True)
     sys.exit(1)
 time.sleep(1.0)  # loading: the launcher must wait
-server = OpenAIServer(model, None, lambda seen: "Served by the stand-in [1].", host=options["--host"], port=int(options["--port"]))
-server.serve_forever()
+reply = lambda seen: "Served by the stand-in [1]."
+OpenAIServer(model, None, reply, host=options["--host"], port=int(options["--port"])).serve_forever()
 """
 
 
@@ -156,9 +156,9 @@ def test_a_server_already_answering_is_used_and_left_running(standins: Path) -> 
 
 def test_a_server_that_dies_while_loading_is_reported_with_its_log(standins: Path, monkeypatch) -> None:
     monkeypatch.setenv("STANDIN_FAIL", "1")
-    with pytest.raises(LaunchError, match=r"exited with code 1 before answering(.|\n)*CUDA out of memory"):
-        with vllm_server(MODEL, free_port(), log_path=standins / "vllm.log"):
-            pass
+    dies = r"exited with code 1 before answering(.|\n)*CUDA out of memory"
+    with pytest.raises(LaunchError, match=dies), vllm_server(MODEL, free_port(), log_path=standins / "vllm.log"):
+        pass
 
 
 def test_no_gpu_is_refused_at_once(standins: Path) -> None:

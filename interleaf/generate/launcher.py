@@ -298,13 +298,15 @@ def launch_for(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m interleaf.generate.launcher PRESET [--presets FILE] -- COMMAND...`"""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = args[args.index("--") + 1 :] if "--" in args else []
     parser = argparse.ArgumentParser(description="Run a command while a model preset's vLLM servers run.")
     parser.add_argument("preset", help="a preset of configs/models.yaml")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND...: run inside, then stop the servers")
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    parser.add_argument("--presets", type=Path, default=None, help="another presets file")
+    options = parser.parse_args(args[: args.index("--")] if "--" in args else args)
     try:
-        with launch_for(args.preset) as urls:
+        with launch_for(options.preset, options.presets) as urls:
             print(f"interleaf: serving at {', '.join(urls) or '(no server needed)'}", file=sys.stderr)
             return subprocess.call(command) if command else 0
     except LaunchError as exc:

@@ -48,6 +48,9 @@ def split_prose(text: str) -> list[str]:
     text = re.sub(r"\s+", " ", text).strip()
     if not text:
         return []
+    # an image's alt text is no place to end a sentence: set the marks aside while splitting
+    marks = [m.group(0) for m in IMAGE_MARK.finditer(text)]
+    text = IMAGE_MARK.sub(lambda m: f"\ue000{marks.index(m.group(0))}\ue001", text)
     out: list[str] = []
     start = 0
     for m in _END.finditer(text):
@@ -65,6 +68,8 @@ def split_prose(text: str) -> list[str]:
         start = m.end()
     if text[start:].strip():
         out.append(text[start:].strip())
+    if marks:
+        out = [re.sub("\ue000(\\d+)\ue001", lambda m: marks[int(m.group(1))], s) for s in out]
     return _attach_marks(out)
 
 
@@ -152,8 +157,10 @@ _NUMBER = re.compile(
     r"(\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|\d{1,2}(?:,\d{2})+,\d{3}(?!\d)(?!,\d)|\d+)(\.\d+)?"
     r"(?:\s?%|(?:st|nd|rd|th)\b)?(?![\w])(?!\.\d)"
 )
-# `[2]`, `[1, 3]`, a reference escaped as `\[18\]`, `(image2)`
-_CITATION_LIKE = re.compile(r"\\?\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\\?\]|\(\s*image\s*\d+\s*\)", re.I)
+# `[2]`, `[1, 3]`, a reference escaped as `\[18\]`, `(image2)`, and an enumerator `(1)`, `(ii)`
+_CITATION_LIKE = re.compile(
+    r"\\?\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\\?\]|\(\s*image\s*\d+\s*\)|\(\d{1,2}\)|\([ivx]{1,4}\)", re.I
+)
 
 
 def normalise_number(whole: str, fraction: str | None) -> str:
@@ -172,7 +179,8 @@ def normalise_number(whole: str, fraction: str | None) -> str:
 
 def numbers_in(text: str) -> list[str]:
     """The numbers a text states, normalised, in order, without repeats. Citation markers (`[2]`,
-    `[1, 3]`, `(image2)`) are not numbers the text states; `%` and thousands separators are dropped."""
+    `[1, 3]`, `(image2)`) and enumerators (`(1)`) are not numbers the text states; `%` and thousands
+    separators are dropped."""
     text = _CITATION_LIKE.sub(" ", text)
     seen: dict[str, None] = {}
     for m in _NUMBER.finditer(text):
