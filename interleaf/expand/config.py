@@ -34,6 +34,7 @@ class ClauseWeights(Strict):
 
 
 class ExpandConfig(Strict):
+    # none switches expansion off, pseudo-relevance feedback included: the question is its only clause
     backend: Literal["rules", "llm", "none"] = "rules"
     max_clauses: int = Field(6, ge=1)
     keywords: bool = True  # a clause of the entities, numbers and references alone (rules, and llm's fallback)
@@ -44,11 +45,9 @@ class ExpandConfig(Strict):
     llm: LLMConfig = LLMConfig()
 
     @model_validator(mode="after")
-    def _options_apply(self) -> Self:
+    def _llm_has_a_model(self) -> Self:
         if self.backend == "llm" and not self.llm.model:
             raise ValueError("expand.backend=llm needs expand.llm.model (a transformers id or a local path)")
-        if self.backend == "none" and self.prf:
-            raise ValueError("expand.prf adds a clause to the expansion; with expand.backend=none there is none")
         return self
 
     def fingerprint_config(self) -> dict[str, Any]:

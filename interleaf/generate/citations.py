@@ -31,11 +31,25 @@ from interleaf.generate.sentences import (
     strip_marks,
 )
 
+__all__ = [
+    "CitationMark",
+    "Embed",
+    "check_answer",
+    "image_alt",
+    "numbers_in",
+    "parse_citations",
+    "quote_support_text",
+    "repair",
+    "split_sentences",
+]
+
 Embed = Callable[[list[str]], np.ndarray]
 
 # Share of a sentence's content words that its cited quotes must hold between them. 0.5 lets a
 # model rephrase half of a sentence (a paraphrase keeps the nouns and drops the verbs) and still
-# rejects a sentence that only shares its topic with the quote. Not tuned on qa_dev.
+# rejects a sentence that only shares its topic with the quote. On the offline generator's qa_dev
+# answers (46 cited sentences) any value from 0.3 to 0.7 passes all of them and fails 40 of 42 once
+# each citation is moved to a wrong quote; 0.9 fails one extractive sentence.
 MIN_COVERAGE = 0.5
 # One of several citations of a sentence need only back its own part of it.
 MIN_COVERAGE_SHARED = 0.3

@@ -56,14 +56,7 @@ def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
     their caption starts with, else one on a line of their own text (a caption the parser left
     inside the figure), else the label of a caption the parser made a text quote of, when it sits
     on the same page as exactly one unlabelled image quote of its kind."""
-    labels: dict[str, str] = {}
-    for q in quotes:
-        if q.modality != "image":
-            continue
-        lines = [line.strip() for text in (q.caption, q.ocr_text, q.text) for line in (text or "").splitlines()]
-        found = next((m for m in map(LABEL.match, lines) if m), None)
-        if found:
-            labels[q.quote_id] = re.sub(r"\s+", " ", found.group(0))
+    labels = {q.quote_id: label for q in quotes if q.modality == "image" and (label := own_label(q))}
     for t in quotes:
         m = LABEL.match(t.text.strip()) if t.modality == "text" else None
         if m is None or not re.match(r"[:.]", t.text.strip()[m.end() :]):
@@ -83,13 +76,21 @@ def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
     return labels
 
 
+def own_label(quote: ContextQuote) -> str | None:
+    """The label an image quote's own text gives: its caption's, or a line of its OCR- or VLM-text."""
+    lines = [line.strip() for text in (quote.caption, quote.ocr_text, quote.text) for line in (text or "").splitlines()]
+    found = next((m for m in map(LABEL.match, lines) if m), None)
+    return re.sub(r"\s+", " ", found.group(0)) if found else None
+
+
 def kind_of_label(label: str) -> str:
     return fold(label).split()[0].rstrip(".")[:3] if label.strip() else ""  # "tab", "fig", "exa"
 
 
-def where(quote: ContextQuote, labels: dict[str, str]) -> str:
-    """How the answer names an image quote's place: `Table 2 (page 4)`."""
-    label = labels.get(quote.quote_id)
+def where(quote: ContextQuote) -> str:
+    """How the answer names an image quote's place: `Table 2 (page 4)`. Only a label the quote itself
+    states: one paired from a separate caption quote would be a claim its citation does not back."""
+    label = own_label(quote)
     page = f"page {quote.page_idx + 1}"
     return f"{label} ({page})" if label else f"The {quote.kind} on {page}"
 

@@ -28,8 +28,9 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 
-# A sentence ends at . ! ? (and any closing quote or bracket) followed by white space.
-_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
+# A sentence ends at . ! ? (and any closing quote or bracket) followed by white space; a no-break
+# space after a full stop ("Inf.\u00a0F1") says it ends no sentence, as typesetters use it.
+_END = re.compile(r"[.!?]+[\"'”’)\]]*[^\S\u00a0]+")
 # Words after which a full stop does not end the sentence.
 _ABBREVIATIONS = frozenset(
     """
@@ -45,7 +46,7 @@ _LEADING_MARKS = re.compile(rf"^(?:\s*(?:{IMAGE_MARK.pattern}|{TEXT_MARK.pattern
 
 def split_prose(text: str) -> list[str]:
     """Sentences of running text (one paragraph, line breaks already folded or not)."""
-    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"[^\S\u00a0]+", " ", text).strip()
     if not text:
         return []
     # an image's alt text is no place to end a sentence: set the marks aside while splitting
@@ -71,6 +72,11 @@ def split_prose(text: str) -> list[str]:
     if marks:
         out = [re.sub("\ue000(\\d+)\ue001", lambda m: marks[int(m.group(1))], s) for s in out]
     return _attach_marks(out)
+
+
+def keep_together(text: str) -> str:
+    """The text with no sentence end inside it: each full stop followed by a no-break space."""
+    return re.sub(r"([.!?][\"'”’)\]]*)[^\S\u00a0]+(?=\S)", "\\1\u00a0", text)
 
 
 def _attach_marks(sentences: list[str]) -> list[str]:
@@ -159,7 +165,7 @@ _NUMBER = re.compile(
 )
 # `[2]`, `[1, 3]`, a reference escaped as `\[18\]`, `(image2)`, and an enumerator `(1)`, `(ii)`
 _CITATION_LIKE = re.compile(
-    r"\\?\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\\?\]|\(\s*image\s*\d+\s*\)|\(\d{1,2}\)|\([ivx]{1,4}\)", re.I
+    r"\\?\[\s*\d+(?:\s*(?:,|;|-|–|—|and)\s*\d+)*\s*\\?\]|\(\s*image\s*\d+\s*\)|(?<!\w)\((?:\d{1,2}|[ivx]{1,4})\)", re.I
 )
 
 
@@ -260,6 +266,14 @@ class TableRow:
         return float(found[0]) if found else None
 
 
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell may hold an escaped `\|`
+
+
+def _clean_cell(cell: str) -> str:
+    """A cell as read: no bold markers, a line break inside it (`<br>`) as a slash."""
+    return re.sub(r"\s*<br\s*/?>\s*", " / ", cell.replace("**", "")).strip()
+
+
 def _looks_like_data(row: list[str]) -> bool:
     """Header cells hold names and, at most, whole numbers (years, "Top-20"); data holds measurements."""
     return any(re.search(r"\d[.,]\d|\d\s?%", c) for c in row)
@@ -275,7 +289,7 @@ def table_rows(text: str) -> list[TableRow]:
             n_head = n_head or len(rows)  # Markdown: the rows above the rule are the header
             continue
         if _TABLE_ROW.match(line):
-            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+            rows.append([_clean_cell(c) for c in _CELL_SPLIT.split(line.strip()[1:-1])])
         elif rows:
             break
     if any(_looks_like_data(r) for r in rows[:n_head]):

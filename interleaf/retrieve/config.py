@@ -23,11 +23,11 @@ class RerankConfig(Strict):
 
     @model_validator(mode="after")
     def _model_options(self) -> Self:
-        if self.backend in MODEL_RERANKERS:
-            if not self.model:
-                raise ValueError(f"reranker {self.backend!r} needs retrieve.rerank.model (an id or a local path)")
-        else:
-            self.refuse_changed(("model", "batch_size", "device"), f"reranker {self.backend!r} runs no model")
+        # `none` switches reranking off and leaves the other options be, as an ablation does
+        if self.backend in MODEL_RERANKERS and not self.model:
+            raise ValueError(f"reranker {self.backend!r} needs retrieve.rerank.model (an id or a local path)")
+        if self.backend == "lexical":
+            self.refuse_changed(("model", "batch_size", "device"), "the lexical reranker runs no model")
         return self
 
 

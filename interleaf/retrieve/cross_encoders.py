@@ -21,7 +21,7 @@ class FlagCrossEncoder:
     def score(self, query: str, passages: list[str]) -> list[float]:
         if not passages:
             return []
-        scores = self.model.compute_score([[p, query] for p in passages], batch_size=self.batch_size)
+        scores = self.model.compute_score([[query, p] for p in passages], batch_size=self.batch_size)
         return [float(s) for s in np.atleast_1d(np.asarray(scores, dtype=np.float64))]
 
 
@@ -37,7 +37,7 @@ class STCrossEncoder:
     def score(self, query: str, passages: list[str]) -> list[float]:
         if not passages:
             return []
-        scores = self.model.predict([(p, query) for p in passages], batch_size=self.batch_size, show_progress_bar=False)
+        scores = self.model.predict([(query, p) for p in passages], batch_size=self.batch_size, show_progress_bar=False)
         return [float(s) for s in np.atleast_1d(np.asarray(scores, dtype=np.float64))]
 
 
