@@ -26,7 +26,7 @@ class OcrConfig(Strict):
     paddleocr: PaddleOcrConfig = PaddleOcrConfig()
 
     def fingerprint_config(self) -> dict[str, Any]:
-        backend = getattr(self, self.backend).model_dump(exclude={"threads"})
+        backend = getattr(self, self.backend).model_dump(exclude={"threads", "device"})  # speed, not output
         return {**self.model_dump(exclude={"rapidocr", "paddleocr"}), self.backend: backend}
 
 
