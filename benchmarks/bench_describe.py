@@ -30,12 +30,14 @@ def main() -> None:
 
     from flows.ingest import ingest_stages
     from interleaf.config import load_settings
-    from interleaf.describe.offline_describer import OfflineDescriber, caption_label, referring_sentences
+    from interleaf.describe.offline_describer import OfflineDescriber, referring_sentences
     from interleaf.describe.protocol import DescribeRequest
     from interleaf.describe.registry import get_ocr_engine
     from interleaf.describe.stage import ReadingSettings, page_texts, read_quote, renderer
-    from interleaf.describe.vector_text import PageText, words_in_box
+    from interleaf.describe.vector_text import PageText
     from interleaf.kinds import PROSE_KINDS
+    from interleaf.pdf.words import words_in_box
+    from interleaf.text.references import caption_label
     from tasks.stage_task import Plan
     from warehouse import Warehouse
 

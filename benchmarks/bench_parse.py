@@ -23,7 +23,7 @@ from interleaf.config import load_settings
 from interleaf.errors import DocumentError
 from interleaf.executor import page_map
 from interleaf.parse.registry import get_parser
-from interleaf.parse.words import text_layer_usable, text_layer_words
+from interleaf.pdf.words import text_layer_usable, text_layer_words
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -30,6 +31,12 @@ class State:
 
 
 state = State()
+
+
+def quiet_libraries() -> None:
+    # Prefect's log handler passes on every library's DEBUG records inside a flow run
+    for name in ("bm25s", "httpx", "urllib3", "matplotlib", "PIL"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def prefect_environment(root: Path) -> None:
@@ -63,6 +70,7 @@ def main(
         raise typer.Exit(2) from exc
     state.warehouse = resolve_root(warehouse or state.settings.warehouse)
     prefect_environment(state.warehouse)
+    quiet_libraries()
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -404,7 +412,7 @@ def _report(
         print(json.dumps(payload, default=str))
         return
     if metric_rows:
-        out.print(render_headline(metric_rows), markup=False, highlight=False)
+        print(render_headline(metric_rows))  # plain text: a terminal's width must not fold the table
         out.print(f"metrics run {run_id}; report: {html} ({md.name})" if md else "")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from interleaf.describe.config import DescribeConfig
 from interleaf.errors import ConfigError
@@ -16,23 +16,20 @@ from interleaf.generate.config import GenerateConfig
 from interleaf.index.config import IndexConfig
 from interleaf.parse.config import ParseConfig
 from interleaf.retrieve.config import RetrieveConfig
+from interleaf.strict import Strict
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
 MODEL_PRESETS = DEFAULT_CONFIG.with_name("models.yaml")
 
 
-class ServeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ServeConfig(Strict):
     inbox: str = "inbox"
     cron: str = "*/15 * * * *"
     host: str = "127.0.0.1"  # the local Prefect server listens on loopback only
     port: int = Field(4200, ge=1024, le=65535)
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Settings(Strict):
     warehouse: str | None = None  # --warehouse and $INTERLEAF_WAREHOUSE take precedence
     parse: ParseConfig = ParseConfig()
     describe: DescribeConfig = DescribeConfig()

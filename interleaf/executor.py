@@ -37,7 +37,7 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
         if workers not in _pools:
             # forkserver: forking a process that runs Prefect's threads can deadlock a child.
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["interleaf.parse.layout_parser"])
+            context.set_forkserver_preload(["interleaf.parse.layout.parser"])
             _pools[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=context)
         return _pools[workers]
 

@@ -30,9 +30,10 @@ from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, use_vector_text
 from interleaf.fingerprint import canonical_json
 from interleaf.kinds import PROSE_KINDS
-from interleaf.pdf.ocr.protocol import OcrEngine, OcrLine
+from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
+from interleaf.pdf.render import image_rects, render_bgr
 from interleaf.pdf.rows import rows_text
-from interleaf.pdf.words import Word, text_layer_words, words_in_box
+from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
 from interleaf.stage import ContentCache, StageInput, StageOutput, source_digest
 from interleaf.text.references import caption_label
 from interleaf.versions import package_versions
@@ -74,10 +75,6 @@ def _hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
-def _ocr_items(lines: Sequence[OcrLine]) -> list[Word]:
-    return [Word(*line.box, line.text, 0, i, 0) for i, line in enumerate(lines)]
-
-
 def read_quote(
     quote: dict[str, Any],
     words: list[Word],
@@ -93,14 +90,14 @@ def read_quote(
     if not vector:
         try:
             lines = [line for line in ocr.read(image()) if line.conf >= s.min_conf]
-        except Exception as exc:  # one bad crop must not stop the document; it becomes a reject
+        except OcrError as exc:  # one bad crop must not stop the document; it becomes a reject
             ocr_error = f"{type(exc).__name__}: {exc}"
         if not lines and words:  # nothing legible in pixels: the few vector words are better than nothing
             vector = True
     if vector:
         text, conf, source, items = rows_text(words), 1.0, "text_layer", list(words)
     elif lines:
-        items = _ocr_items(lines)
+        items = ocr_words(lines)
         text, conf, source = rows_text(items), float(np.mean([ln.conf for ln in lines])), ocr.name
     else:
         text, conf, source, items = None, None, None, []
@@ -206,20 +203,13 @@ def page_texts(pdf: pymupdf.Document, page_rows: dict[int, dict[str, Any]], want
         words = []
         if info.get("has_text_layer", True) and not info.get("ocr_used", False):
             words, _hidden = text_layer_words(page)
-        rects = tuple(tuple(float(v) for v in img["bbox"]) for img in page.get_image_info())
-        out[idx] = PageText(tuple(words), rects)  # type: ignore[arg-type]
+        out[idx] = PageText(tuple(words), image_rects(page))
     return out
 
 
 def renderer(pdf: pymupdf.Document, dpi: int) -> Callable[[dict[str, Any]], np.ndarray]:
-    def render(quote: dict[str, Any]) -> np.ndarray:
-        page = pdf[quote["page_idx"]]
-        clip = pymupdf.Rect(quote["bbox"]) & page.rect
-        pix = page.get_pixmap(clip=clip, dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)
-        rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, 3)
-        return np.ascontiguousarray(rgb[:, :, ::-1])  # OCR engines take BGR
-
-    return render
+    """The quote's box as a BGR image at `dpi` (OCR engines take BGR)."""
+    return lambda quote: render_bgr(pdf[quote["page_idx"]], dpi, tuple(quote["bbox"]))
 
 
 class DescribeStage:

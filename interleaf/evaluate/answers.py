@@ -25,10 +25,13 @@ from interleaf.evaluate.metrics import (
     retrieval_metrics,
     score_questions,
 )
+from interleaf.evaluate.metrics.records import invalid_citation_id
 from interleaf.evaluate.recall import Evidence, matching_quotes
 from interleaf.generate.citations import check_answer
 from interleaf.generate.protocol import AnswerRequest, ChatModel, ImageLoader
 from interleaf.index.corpus import QuoteCorpus
+
+INVALID_PREFIX = invalid_citation_id("text", 0).split(":")[0]
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,15 @@ def retrieval_rows(hits: list[dict[str, Any]], gold: dict[str, set[str]], ks: Se
         for m in retrieval_metrics(lists, gold, ks, skip_missing=skip):
             rows.append(_row(m.name, m.value, m.n, breakdown_name, m.group, m.note))
     return rows
+
+
+def citation_validity(answered: Sequence[Answered]) -> dict[str, Any]:
+    """The share of the quotes answers cite that were in their context (each cited quote counted
+    once per answer, as written, before the checker drops the others)."""
+    cited = [q for a in answered for q in a.record.cited.all]
+    invalid = sum(q.startswith(INVALID_PREFIX) for q in cited)
+    value = 1 - invalid / len(cited) if cited else None
+    return _row("citations_valid", value, len(cited), "all", "all", f"{invalid} cited quotes not in the context")
 
 
 def _rows(values: Sequence[MetricValue], breakdown_name: str, group: str) -> list[dict[str, Any]]:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from interleaf.evidence import contains_needle
 from interleaf.index.corpus import QuoteCorpus
-
-IMAGE_MODALITIES = frozenset({"table", "figure", "chart", "image", "equation"})
+from interleaf.kinds import modality_of
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,7 @@ class Evidence:
 
     @property
     def group(self) -> str:
-        return "image" if self.modality in IMAGE_MODALITIES else "text"
+        return modality_of(self.modality)  # evidence modalities are quote kinds: table, figure, chart...
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from interleaf.evaluate.answers import answered_questions, metric_rows, retrieval_rows
+from interleaf.evaluate.answers import answered_questions, citation_validity, metric_rows, retrieval_rows
 from interleaf.evaluate.config import EvaluateConfig
 from interleaf.evaluate.metrics import judge_prompt_hashes
 from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, outcomes, recall_table
@@ -160,12 +160,14 @@ class EvaluateStage:
         for o in outs:
             gold.setdefault(o.question_id, set()).update(o.matches)
         rows += retrieval_rows(t["hits"].to_pylist(), gold, self.budgets)
+        rows.append(citation_validity(answered))
         for group, by_k in recall_table(outs, self.budgets).items():  # the evidence-level recall of the README
             for k, value in by_k.items():
                 name = f"recall@{k}"
+                where = ("all", "all") if group == "all" else ("evidence_modality", group)
                 rows.append(
-                    {"metric": name, "value": value, "n": _counts(outs)[group], "breakdown": "evidence"}
-                    | {"group_name": group, "note": "evidence items found in the context"}
+                    {"metric": name, "value": value, "n": _counts(outs)[group], "breakdown": where[0]}
+                    | {"group_name": where[1], "note": "evidence items found in the context"}
                 )
         return rows
 

@@ -32,7 +32,7 @@ class ExpandStage:
 
     def config(self) -> dict[str, Any]:
         # prf runs inside retrieval (it needs a first ranking): it is part of retrieve's fingerprint
-        return self.settings.model_dump(exclude={"prf", "prf_docs", "prf_terms"})
+        return self.settings.model_dump(exclude={"prf": True, "prf_docs": True, "prf_terms": True, "llm": {"device"}})
 
     def prompt_hashes(self) -> list[str]:
         return [load_prompt("expand_query").hash] if self.settings.backend == "llm" else []
@@ -46,7 +46,8 @@ class ExpandStage:
         expander = get_expander(self.settings)
         rows = []
         for q in given.tables["questions"].to_pylist():
-            clauses = expander.expand(q["question"]) if expander else [Clause(q["question"], "question", 1.0)]
+            alone = [Clause(q["question"], "question", self.settings.weights.question)]
+            clauses = expander.expand(q["question"]) if expander else alone
             rows += [
                 {"qset_id": q["qset_id"], "question_id": q["question_id"], "clause_id": i, "text": c.text}
                 | {"kind": c.kind, "weight": c.weight, "expander": expander.name if expander else "none"}

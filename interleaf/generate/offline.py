@@ -23,7 +23,7 @@ from interleaf.evidence import fold
 from interleaf.expand.rules import anchors
 from interleaf.generate.citations import image_alt
 from interleaf.generate.config import OfflineConfig
-from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, image_labels, units_of, where
+from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, image_labels, kind_of_label, units_of, where
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
 from interleaf.generate.sentences import content_words, keep_together, numbers_in
 
@@ -50,6 +50,11 @@ W_EXTREME = 0.15  # the row with the top value when the question asks for the hi
 CLAUSE_WEIGHT = 0.5  # a word only an expanded clause has counts half. 0.3 or 0.7: no change
 CONTEXT_WEIGHT = 0.4  # a word of the sentence's quote but not of the sentence. 0.2: 0.833/0.783; 0.6: 0.852/0.810
 LABEL_BOOST = 2.0  # the image quote whose label the question names counts its cue double. 1: 0.731/0.743
+# A sentence naming another object of the kind the question names ("In Table 4, we compare ..." for
+# "What does Table 2 compare?") is about that other object: its score is multiplied by this. The
+# mechanism, not the value, matters: any factor <= 0.7 ranks the named table's caption first on the
+# MAVIS question of tests/test_answer_flow.py; qa_dev F1 / number recall unchanged at 0.5.
+OTHER_LABEL = 0.5
 # A numeric part of the question cites another quote when its best sentence stating a number
 # outscores, on that part, the cited quotes' by this factor. 1.0: 0.824/0.810; 1.5: 0.815/0.790;
 # never (one quote per answer): 0.824/0.723.
@@ -186,6 +191,7 @@ def score_units(
     cues = list(rarity)
     cue_total = sum(w * (LABEL_BOOST if c in labelled else 1.0) for c, w in rarity.items()) or 1.0
     wants_number = bool(_WANTS_NUMBER.search(question))
+    named = {fold(m.group(0)) for m in LABEL.finditer(question)}
     rank = {q.quote_id: i for i, q in enumerate(quotes)}
     context = _quote_words(units)
     extremes = _extreme_rows(question, units, weights)
@@ -205,8 +211,19 @@ def score_units(
         prior = 1.0 / (1 + rank[qid])
         score = W_COVERAGE * coverage + W_ANCHOR * anchor / cue_total + W_NUMBER * number + W_RANK * prior
         score += W_EXTREME if id(u) in extremes else 0.0
+        if named and _names_another(folded[id(u)], named, label):
+            score *= OTHER_LABEL
         out.append(Scored(u, score, frozenset(own), held))
     return out
+
+
+def _names_another(folded_text: str, named: set[str], own_label: str) -> bool:
+    """The sentence names an object of a kind the question names, and not the one it names: "Table 4"
+    where the question asks about "Table 2" (an image quote's own label counts as named by it)."""
+    kinds = {kind_of_label(n) for n in named}
+    mentioned = {fold(m.group(0)) for m in LABEL.finditer(folded_text)} | ({own_label} if own_label else set())
+    same_kind = {m for m in mentioned if kind_of_label(m) in kinds}
+    return bool(same_kind) and not (same_kind & named)
 
 
 def _quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:

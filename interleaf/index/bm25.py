@@ -4,6 +4,7 @@ texts at load time: bm25s indexes 50k passages in under a second, cheaper than s
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any
 
 import bm25s
@@ -14,6 +15,9 @@ from interleaf.index.config import BM25Config
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.text.tokens import tokenize
 from warehouse import schemas
+
+# bm25s logs every index build at DEBUG through its own handler: once per query in `interleaf ask`
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 @functools.lru_cache(maxsize=200_000)

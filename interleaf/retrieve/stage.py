@@ -98,7 +98,7 @@ def prf_clause(
     for quote_id, _ in ranking[: config.prf_docs]:
         counts.update(t for t in tokenize(index.corpus.texts[pos[quote_id]]) if t not in seen and len(t) > 2)
     terms = [t for t, _ in counts.most_common(config.prf_terms)]
-    return Clause(" ".join(terms), "prf", config.weights.get("prf", 0.3)) if terms else None
+    return Clause(" ".join(terms), "prf", config.weights.prf) if terms else None
 
 
 def retrieve(

@@ -26,6 +26,8 @@ KIND_OF_LABEL = {
     "reference": "reference",
     "equation": "equation",
 }
+# Floats: what a caption belongs to, and what owns the text boxes inside it.
+FLOAT_KINDS = ("figure", "table")
 
 
 @dataclass
@@ -92,14 +94,14 @@ def dedupe(blocks: list[Block]) -> list[Block]:
             union = block.area + other.area - inter
             if inter / union > 0.6:
                 duplicate = True
-            elif block.kind not in CROPPED_KINDS and other.kind in ("figure", "table"):
+            elif block.kind not in CROPPED_KINDS and other.kind in FLOAT_KINDS:
                 duplicate = inter / max(block.area, 1e-6) > 0.85
             if duplicate:
                 break
         if not duplicate:
             kept.append(block)
     # A figure or table found after text boxes inside it absorbs them as well.
-    containers = [b for b in kept if b.kind in ("figure", "table")]
+    containers = [b for b in kept if b.kind in FLOAT_KINDS]
     return [
         b
         for b in kept
@@ -244,7 +246,7 @@ def attach_captions(blocks: list[Block], max_gap: float) -> list[Block]:
     """Pair each caption with the nearest figure or table it sits above or below (or beside),
     by label and "Figure N" / "Table N" prefix. Attached captions leave the block list; a caption
     with no partner stays a quote of kind `caption`."""
-    targets = [b for b in blocks if b.kind in ("figure", "table")]
+    targets = [b for b in blocks if b.kind in FLOAT_KINDS]
     candidates = []
     for b in blocks:
         if b.kind == "caption":
@@ -297,7 +299,7 @@ def absorb_float_labels(
     The float's box grows to hold them and its text is read again."""
     absorbed: set[int] = set()
     for t in blocks:
-        if t.kind not in ("figure", "table"):
+        if t.kind not in FLOAT_KINDS:
             continue
         inside = [b for b in blocks if id(b) not in absorbed and _belongs_to(b, t, slack, touch, label_height)]
         for b in inside:
