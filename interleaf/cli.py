@@ -103,10 +103,15 @@ def rerun(
     ] = None,
 ) -> None:
     """Recompute STAGE and every stage after it from the stored output of the stage before it."""
+    from flows.answer import answer_stages
     from flows.ingest import ingest_stages
     from flows.runner import run_ingest, stored_document_paths
 
     ingest_names = {s.name for s in ingest_stages(state.settings)} | {"index"}
+    answer_names = [s.name for s in answer_stages(state.settings)]
+    if from_ not in ingest_names and from_ not in answer_names:
+        known = ", ".join([*sorted(ingest_names), *answer_names])
+        raise _fail(InterleafError(f"unknown stage {from_!r}; the stages are {known}"))
     try:
         if from_ in ingest_names:
             targets = paths or stored_document_paths(state.warehouse)
@@ -434,12 +439,12 @@ def _run_rows(run: str) -> list[Any]:
     """A run's metric rows: a run id stored in the warehouse, or a report's eval_metrics.jsonl."""
     from interleaf.evaluate.report import read_rows
     from warehouse import Warehouse
-    from warehouse.catalog import query as run_query
+    from warehouse.catalog import query_stored
 
     if Path(run).is_file():
         return read_rows(run)
-    sql = f"SELECT * FROM eval_metrics WHERE run_id = {_sql_literal(run)}"
-    columns, values = run_query(Warehouse(state.warehouse), sql)
+    # every stored evaluation, published or not: a gate compares against a run of another configuration
+    columns, values = query_stored(Warehouse(state.warehouse), "eval_metrics", f"run_id = {_sql_literal(run)}")
     if not values:
         hint = "`interleaf sql 'select distinct run_id, qset_id from eval_metrics'` lists them"
         raise _fail(InterleafError(f"no stored evaluation run {run!r} and no such file; {hint}"))

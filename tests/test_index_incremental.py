@@ -29,7 +29,12 @@ def _config(tmp_path: Path, edit) -> str:
 
 
 def _last_run(root: Path) -> list[dict]:
-    return sql_rows(root, "SELECT stage, status, rows FROM runs WHERE run_id = (SELECT max(run_id) FROM runs)")
+    """One row per stage of the latest run: its statuses and the rows it wrote over all documents."""
+    return sql_rows(
+        root,
+        "SELECT stage, string_agg(DISTINCT status, ',') AS status, sum(rows) AS rows FROM runs "
+        "WHERE run_id = (SELECT max(run_id) FROM runs) GROUP BY stage",
+    )
 
 
 def test_index_rows_exist_for_every_configured_retriever(corpus_warehouse: IngestedWarehouse) -> None:

@@ -41,7 +41,7 @@ def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     ("edited", "expected"),
     [
         ("interleaf/describe/offline_describer.py", ["describe", "index:bm25", "index:minilm", *AFTER_RETRIEVE]),
-        ("interleaf/parse/reading_order.py", [*ALL[:4], *AFTER_RETRIEVE]),
+        ("interleaf/parse/layout/reading_order.py", [*ALL[:4], *AFTER_RETRIEVE]),
         ("interleaf/index/dense.py", ["index:bm25", "index:minilm", *AFTER_RETRIEVE]),
         ("interleaf/expand/rules.py", ["expand", *AFTER_RETRIEVE]),
         ("interleaf/retrieve/fusion.py", AFTER_RETRIEVE),

@@ -82,6 +82,20 @@ def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         con.close()
 
 
+def query_stored(wh: Warehouse, table: str, where: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Rows of `table` under every fingerprint stored, published or not (`where` is trusted SQL)."""
+    files = sorted(p for p in (wh.root / table).glob("*/*.parquet"))
+    if not files:
+        return list(schemas.schema_of(table).names), []
+    con = duckdb.connect(":memory:", config={"threads": 2})
+    try:
+        sources = ", ".join(_sql_str(f) for f in files)
+        result = con.execute(f"SELECT * FROM read_parquet([{sources}], union_by_name = true) WHERE {where}")
+        return [d[0] for d in result.description], result.fetchall()
+    finally:
+        con.close()
+
+
 def write_catalog_file(wh: Warehouse) -> Path:
     """Persist the views in <root>/catalog.duckdb for users of the duckdb CLI or notebooks.
 
