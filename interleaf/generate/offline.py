@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,8 +92,9 @@ class OfflineGenerator:
     def generate(self, requests: list[AnswerRequest], load_image: ImageLoader) -> list[GeneratedAnswer]:
         out = []
         for r in requests:
+            started = time.perf_counter()
             try:
-                out.append(GeneratedAnswer(r.question_id, self.compose(r)))
+                out.append(GeneratedAnswer(r.question_id, self.compose(r), seconds=time.perf_counter() - started))
             except Exception as error:  # no failure is expected here: a bug, to be raised with its question
                 error.add_note(f"offline generator, question {r.question_id}")
                 raise
