@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +12,6 @@ FINGERPRINT_CHARS = 16
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def stage_fingerprint(
-    stage: str,
-    config: Mapping[str, Any],
-    code_version: str,
-    upstream: Iterable[str] = (),
-    prompt_hashes: Iterable[str] = (),
-) -> str:
-    payload = {
-        "stage": stage,
-        "config": config,
-        "code": code_version,
-        "upstream": sorted(upstream),
-        "prompts": sorted(prompt_hashes),
-    }
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:FINGERPRINT_CHARS]
 
 
 def sha256_bytes(data: bytes) -> str:

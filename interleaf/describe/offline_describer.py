@@ -65,7 +65,6 @@ class OfflineDescriber:
     name = "offline"
     model: str | None = None
     prompt_hash: str | None = None
-    code_version = "offline-1"
 
     def describe(self, requests: list[DescribeRequest]) -> list[Description]:
         return [compose(r) for r in requests]

@@ -16,7 +16,6 @@ from interleaf.vlm.openai_chat import ChatReply, image_payload, post_all
 
 class OpenAIDescriber:
     name = "openai"
-    code_version = "openai-1"
 
     def __init__(self, config: OpenAIConfig, prompt: Prompt) -> None:
         self.config = config

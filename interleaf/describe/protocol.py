@@ -32,7 +32,6 @@ class Describer(Protocol):
     name: str  # offline, transformers, openai
     model: str | None
     prompt_hash: str | None
-    code_version: str
 
     def describe(self, requests: list[DescribeRequest]) -> list[Description]:
         """One Description per request, in order. Failures are per item (Description.error)."""

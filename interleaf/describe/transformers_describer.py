@@ -18,7 +18,6 @@ from interleaf.vlm.qwen_vl import ImageError, QwenVL
 
 class TransformersDescriber:
     name = "transformers"
-    code_version = "transformers-1"
 
     def __init__(self, config: TransformersConfig, prompt: Prompt) -> None:
         self.config = config

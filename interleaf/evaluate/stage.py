@@ -14,7 +14,7 @@ import pyarrow as pa
 from interleaf.evaluate.answers import answered_questions, citation_validity, metric_rows, retrieval_rows
 from interleaf.evaluate.config import EvaluateConfig
 from interleaf.evaluate.metrics import judge_prompt_hashes
-from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, outcomes, recall_table
+from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, counts, outcomes, recall_table
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.registry import get_chat_model
 from interleaf.generate.stage import build_requests
@@ -115,9 +115,9 @@ class EvaluateStage:
         outs = outcomes(corpus, items, names, contexts_by_question(t["contexts"]))
         key = {"qset_id": given.unit, "variant": self.settings.variant, "scope": self.scope}
         source = t["questions"].column("source")[0].as_py() if t["questions"].num_rows else ""
-        counts = _counts(outs)
+        n_evidence = counts(outs)
         rows = [
-            key | {"modality": group, "k": k, "recall": value, "n_evidence": counts[group], "qa_file": source}
+            key | {"modality": group, "k": k, "recall": value, "n_evidence": n_evidence[group], "qa_file": source}
             for group, by_k in recall_table(outs, self.budgets).items()
             for k, value in by_k.items()
         ]
@@ -166,18 +166,10 @@ class EvaluateStage:
                 name = f"recall@{k}"
                 where = ("all", "all") if group == "all" else ("evidence_modality", group)
                 rows.append(
-                    {"metric": name, "value": value, "n": _counts(outs)[group], "breakdown": where[0]}
+                    {"metric": name, "value": value, "n": counts(outs)[group], "breakdown": where[0]}
                     | {"group_name": where[1], "note": "evidence items found in the context"}
                 )
         return rows
-
-
-def _counts(outs: list[EvidenceOutcome]) -> dict[str, int]:
-    return {
-        "text": sum(o.group == "text" for o in outs),
-        "image": sum(o.group == "image" for o in outs),
-        "all": len(outs),
-    }
 
 
 def _evidence_rows(

@@ -49,7 +49,6 @@ class OpenAIChat:
     """The backend the strategies call: conversations to chat completions, `concurrency` at a time."""
 
     name = "openai"
-    code_version = "openai-generator-1"
 
     def __init__(self, settings: GenerateOpenAIConfig, thinking: str = "default") -> None:
         self.settings = settings
@@ -73,7 +72,7 @@ class OpenAIChat:
         return body
 
     def version(self) -> dict[str, str]:
-        return {"backend": "openai", "model": self.model, "code": self.code_version, "thinking": self.thinking}
+        return {"backend": "openai", "model": self.model, "thinking": self.thinking}
 
     def _hint(self) -> str:
         port = httpx.URL(self.settings.base_url).port or 8000

@@ -33,7 +33,6 @@ class TransformersChat:
     """The backend the strategies call; one model, loaded on first use, one batch at a time."""
 
     name = "transformers"
-    code_version = "transformers-generator-1"
 
     def __init__(self, settings: GenerateTransformersConfig, thinking: str = "default") -> None:
         self.settings = settings
@@ -107,7 +106,6 @@ class TransformersChat:
         return {
             "backend": "transformers",
             "model": self.model,
-            "code": self.code_version,
             "transformers": transformers.__version__,
             "torch": torch.__version__,
             "dtype": self.settings.dtype,

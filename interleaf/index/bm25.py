@@ -41,7 +41,6 @@ def stemmed(text: str) -> list[str]:
 class BM25Retriever:
     kind = "bm25"
     table = "index_texts"
-    code_version = "bm25-1"
 
     def __init__(self, spec: BM25Config) -> None:
         self.spec = spec

@@ -161,7 +161,6 @@ class _Encoder:
 class DenseRetriever:
     kind = "dense"
     table = "quote_embeddings"
-    code_version = "dense-1"
 
     def __init__(self, spec: DenseConfig) -> None:
         self.spec = spec

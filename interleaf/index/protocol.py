@@ -14,7 +14,6 @@ class Retriever(Protocol):
     name: str
     kind: str  # bm25, dense, visual
     table: str  # the warehouse table its index rows go to
-    code_version: str
 
     def fingerprint_config(self) -> dict[str, Any]: ...
 

@@ -74,7 +74,6 @@ class _ClipLike:
 class VisualRetriever:
     kind = "visual"
     table = "quote_embeddings"
-    code_version = "visual-1"
 
     def __init__(self, spec: VisualConfig) -> None:
         self.spec = spec

@@ -58,7 +58,6 @@ class PageResult:
 
 class Parser(Protocol):
     name: str
-    code_version: str
 
     def fingerprint_config(self) -> dict[str, Any]: ...
 

@@ -22,8 +22,6 @@ from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import crop_png, render_bgr
 from interleaf.pdf.words import Word, ocr_words, text_layer_usable, text_layer_words
 
-CODE_VERSION = "layout-3"
-
 
 def _is_blank(image_bgr: np.ndarray) -> bool:
     return bool(image_bgr.min() > 245)
@@ -101,7 +99,6 @@ def _title(doc_title: str | None, quotes: list[ParsedQuote]) -> str | None:
 
 class LayoutParser:
     name = "layout"
-    code_version = CODE_VERSION
 
     def __init__(self, config: LayoutConfig, pages_per_chunk: int = 8) -> None:
         self.config = config

@@ -22,13 +22,11 @@ from interleaf.parse.config import ContentListConfig
 from interleaf.parse.mineru.content_list import read_content_list
 from interleaf.parse.protocol import PageMap, ParsedDocument
 
-CODE_VERSION = "content-list-1"
 SUFFIX = "_content_list.json"
 
 
 class ContentListParser:
     name = "content_list"
-    code_version = CODE_VERSION
 
     def __init__(self, config: ContentListConfig) -> None:
         if config.folder is None:

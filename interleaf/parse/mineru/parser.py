@@ -43,20 +43,11 @@ from interleaf.parse.protocol import PageMap, PageResult, ParsedDocument, Parsed
 from interleaf.pdf.document import page_count_and_title
 from interleaf.pdf.render import crop_png
 
-CODE_VERSION = "mineru-1"
-
 # MinerU 4 block type -> quote kind, for blocks that carry a caption / footnote / body.
 VISUAL_KINDS = {"image": "figure", "chart": "figure", "table": "table", "code": "code"}
 TITLE_TYPES = frozenset({"doc_title", "paragraph_title"})
 LIST_TYPES = frozenset({"list", "index"})  # index: a table of contents
 _SPAN_TYPES = frozenset({"text", "equation_inline", "code_inline"})
-
-
-def _mineru_version() -> str:
-    try:
-        return importlib.metadata.version("mineru")
-    except importlib.metadata.PackageNotFoundError:
-        return "absent"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,7 +204,6 @@ def parse_page(page: pymupdf.Page, work: PageWork) -> PageResult:
 
 class MineruParser:
     name = "mineru"
-    code_version = CODE_VERSION
 
     def __init__(self, config: MineruConfig, pages_per_chunk: int = 8) -> None:
         if importlib.util.find_spec("mineru") is None:
@@ -221,7 +211,6 @@ class MineruParser:
         self.config = config
         self.pages_per_chunk = pages_per_chunk  # crops are rendered in the page workers, a run at a time
         # Output follows MinerU's own version too: a new release must not reuse stored parses.
-        self.code_version = f"{CODE_VERSION}+mineru-{_mineru_version()}"
 
     def fingerprint_config(self) -> dict[str, Any]:
         # Where models are looked up changes whether a parse can run, not what it produces.
