@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from interleaf.cli_output import answer_json, answers_table, metric_rows, stored_metric_rows
 from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError, ReadOnlyQueryError
 from interleaf.questions.stage import read_question_file
@@ -163,25 +164,6 @@ def answer(
     out.print(f"HTML report: {path}")
 
 
-def answers_table(run: Any, scope: str) -> Table:
-    """Per question set: citations valid, supported share, words and seconds per answer."""
-    answers = run.table("answers", scope=scope).to_pylist()
-    citations = run.table("citations", scope=scope).to_pylist()
-    n = max(len(answers), 1)
-    cited = len(citations) + sum(a["invalid_citations"] for a in answers)
-    words = sorted(a["words"] for a in answers) or [0]
-    table = Table("answers", "citations valid", "supported", "median words", "s / answer", "errors")
-    table.add_row(
-        str(len(answers)),
-        f"{len(citations)}/{cited}" + (f" ({len(citations) / cited:.0%})" if cited else ""),
-        f"{sum(c['supported'] for c in citations) / max(len(citations), 1):.0%}",
-        str(words[len(words) // 2]),
-        f"{sum(a['seconds'] for a in answers) / n:.3f}",
-        str(sum(a["error"] is not None for a in answers)),
-    )
-    return table
-
-
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question")],
@@ -225,36 +207,6 @@ def ask(
     out.print(render_terminal(view.question, view.checked, view.quotes))
     if html:
         out.print(f"HTML page: {html}")
-
-
-def answer_json(view: Any) -> dict[str, Any]:
-    cited = set(view.checked.cited_quote_ids)
-    return {
-        "question": view.question,
-        "answer": view.checked.markdown,
-        "generator": view.generator,
-        "model": view.model,
-        "invalid_citations": view.checked.invalid,
-        "sentences": [
-            {"text": s.text, "supported": s.supported}
-            | {
-                "citations": [
-                    {"quote_id": c.quote_id, "supported": c.supported, "reason": c.reason} for c in s.citations
-                ]
-            }
-            for s in view.checked.sentences
-        ],
-        "sources": [
-            {"label": q.label, "quote_id": q.quote_id, "document": q.doc_name, "page": q.page_idx + 1, "kind": q.kind}
-            | {"text": q.text, "img_path": q.img_path}
-            for q in view.quotes
-            if q.quote_id in cited
-        ],
-    }
-
-
-def citation_json(c: Any) -> dict[str, Any]:
-    return {"quote_id": c.quote_id, "supported": c.supported, "reason": c.reason}
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -383,41 +335,21 @@ def _eval_qa(
     return rows, run_id, [r | {"qset_id": run.qset.qset_id} for r in results]
 
 
-def _metric_rows(rows: list[dict[str, Any]]) -> list[Any]:
-    from interleaf.evaluate.report import MetricRow
-
-    return [
-        MetricRow(
-            run_id=r["run_id"],
-            qset=r["qset_id"],
-            variant=r["variant"],
-            scope=r["scope"],
-            metric=r["metric"],
-            breakdown=r["breakdown"],
-            group=r["group_name"],
-            value=r["value"],
-            n=r["n"],
-            note=r["note"],
-        )
-        for r in rows
-    ]
-
-
 def _report(
     rows: list[dict[str, Any]], run_id: str, results: list[dict[str, Any]], as_json: bool, folder: str | None
 ) -> None:
     from interleaf.evaluate.report import render_headline, write_report
 
-    metric_rows = _metric_rows(rows)
+    report_rows = metric_rows(rows)
     out_dir = Path(folder) if folder else state.warehouse / "reports" / f"eval-{run_id}"
-    md, html, _pngs = write_report(metric_rows, out_dir) if metric_rows else (None, None, [])
+    md, html, _pngs = write_report(report_rows, out_dir) if report_rows else (None, None, [])
     if as_json:
         payload = {"run_id": run_id, "results": results, "metrics": rows, "report": str(html) if html else None}
         payload["qset_id"] = results[0]["qset_id"] if results else (rows[0]["qset_id"] if rows else None)
         print(json.dumps(payload, default=str))
         return
-    if metric_rows:
-        print(render_headline(metric_rows))  # plain text: a terminal's width must not fold the table
+    if report_rows:
+        print(render_headline(report_rows))  # plain text: a terminal's width must not fold the table
         out.print(f"metrics run {run_id}; report: {html} ({md.name})" if md else "")
 
 
@@ -430,29 +362,13 @@ def _compare(run_a: str, run_b: str, gate: list[str] | None) -> None:
         if not sep:
             raise _fail(InterleafError(f"--gate {item!r} is not METRIC=MARGIN"))
         margins[metric] = float(margin)
-    result = compare(_run_rows(run_a), _run_rows(run_b), margins)
+    try:
+        rows_a, rows_b = stored_metric_rows(state.warehouse, run_a), stored_metric_rows(state.warehouse, run_b)
+    except InterleafError as exc:
+        raise _fail(exc) from exc
+    result = compare(rows_a, rows_b, margins)
     out.print(render_compare(result, run_a=run_a, run_b=run_b), markup=False, highlight=False)
     raise typer.Exit(result.exit_code)
-
-
-def _run_rows(run: str) -> list[Any]:
-    """A run's metric rows: a run id stored in the warehouse, or a report's eval_metrics.jsonl."""
-    from interleaf.evaluate.report import read_rows
-    from warehouse import Warehouse
-    from warehouse.catalog import query_stored
-
-    if Path(run).is_file():
-        return read_rows(run)
-    # every stored evaluation, published or not: a gate compares against a run of another configuration
-    columns, values = query_stored(Warehouse(state.warehouse), "eval_metrics", f"run_id = {_sql_literal(run)}")
-    if not values:
-        hint = "`interleaf sql 'select distinct run_id, qset_id from eval_metrics'` lists them"
-        raise _fail(InterleafError(f"no stored evaluation run {run!r} and no such file; {hint}"))
-    return _metric_rows([dict(zip(columns, v, strict=True)) for v in values])
-
-
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 @app.command()

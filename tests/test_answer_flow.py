@@ -158,3 +158,22 @@ def test_eval_reads_mmdocrag_files_end_to_end(tmp_path: Path) -> None:
     assert Path(payload["report"]).read_text().count("<img") >= 1
     again = run_cli(tmp_path / "wh", "eval", "--mmdocrag", str(fixture), "--json")
     assert json.loads(again.stdout)["run_id"] == payload["run_id"]  # stored: nothing recomputed
+
+
+def test_export_writes_our_answers_in_mmdocrag_format(
+    answered: dict, corpus_warehouse: IngestedWarehouse, corpus: Path, tmp_path: Path
+) -> None:
+    from interleaf.evaluate.mmdocrag import read_mmdocrag
+
+    out, finetune = tmp_path / "ours.jsonl", tmp_path / "train.jsonl"
+    qa = str(corpus / "qa_dev.jsonl")
+    run_cli(corpus_warehouse.root, "export", "--mmdocrag", str(out), "--qa", qa, "--finetune", str(finetune))
+    back = read_mmdocrag(out, tmp_path)
+    assert not back.rejects and len(back.items) == 36
+    item = next(i for i in back.items if i.question_id == "q001")
+    assert len(item.text_quotes) + len(item.img_quotes) == 15 and item.gold_quotes  # Table 2 is in its context
+    assert all((tmp_path / q.img_path).exists() for q in item.img_quotes)  # crops copied beside the file
+    records = [json.loads(line) for line in finetune.read_text().splitlines()]
+    assert len(records) == 36
+    roles = [m["role"] for m in records[0]["messages"]]
+    assert roles == ["system", "user", "assistant"] and "[1]" in records[0]["messages"][1]["content"]

@@ -1,0 +1,98 @@
+"""What the CLI prints and writes beyond the stored tables: the answers' summary table, an
+answer as JSON, evaluation rows for the report and the regression gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from interleaf.errors import InterleafError
+from interleaf.evaluate.report import MetricRow, read_rows
+from warehouse import Warehouse
+from warehouse.catalog import query_stored
+
+
+def answers_table(run: Any, scope: str) -> Table:
+    """Per question set: citations valid, supported share, words and seconds per answer."""
+    answers = run.table("answers", scope=scope).to_pylist()
+    citations = run.table("citations", scope=scope).to_pylist()
+    n = max(len(answers), 1)
+    cited = len(citations) + sum(a["invalid_citations"] for a in answers)
+    words = sorted(a["words"] for a in answers) or [0]
+    table = Table("answers", "citations valid", "supported", "median words", "s / answer", "errors")
+    table.add_row(
+        str(len(answers)),
+        f"{len(citations)}/{cited}" + (f" ({len(citations) / cited:.0%})" if cited else ""),
+        f"{sum(c['supported'] for c in citations) / max(len(citations), 1):.0%}",
+        str(words[len(words) // 2]),
+        f"{sum(a['seconds'] for a in answers) / n:.3f}",
+        str(sum(a["error"] is not None for a in answers)),
+    )
+    return table
+
+
+def answer_json(view: Any) -> dict[str, Any]:
+    cited = set(view.checked.cited_quote_ids)
+    return {
+        "question": view.question,
+        "answer": view.checked.markdown,
+        "generator": view.generator,
+        "model": view.model,
+        "invalid_citations": view.checked.invalid,
+        "sentences": [
+            {"text": s.text, "supported": s.supported}
+            | {
+                "citations": [
+                    {"quote_id": c.quote_id, "supported": c.supported, "reason": c.reason} for c in s.citations
+                ]
+            }
+            for s in view.checked.sentences
+        ],
+        "sources": [
+            {"label": q.label, "quote_id": q.quote_id, "document": q.doc_name, "page": q.page_idx + 1, "kind": q.kind}
+            | {"text": q.text, "img_path": q.img_path}
+            for q in view.quotes
+            if q.quote_id in cited
+        ],
+    }
+
+
+def citation_json(c: Any) -> dict[str, Any]:
+    return {"quote_id": c.quote_id, "supported": c.supported, "reason": c.reason}
+
+
+def metric_rows(rows: list[dict[str, Any]]) -> list[MetricRow]:
+    """`eval_metrics` rows as the report and the gate take them."""
+    return [
+        MetricRow(
+            run_id=r["run_id"],
+            qset=r["qset_id"],
+            variant=r["variant"],
+            scope=r["scope"],
+            metric=r["metric"],
+            breakdown=r["breakdown"],
+            group=r["group_name"],
+            value=r["value"],
+            n=r["n"],
+            note=r["note"],
+        )
+        for r in rows
+    ]
+
+
+def stored_metric_rows(root: Path, run: str) -> list[MetricRow]:
+    """A run's metric rows: a run id stored in the warehouse, or a report's eval_metrics.jsonl."""
+    if Path(run).is_file():
+        return read_rows(run)
+    # every stored evaluation, published or not: a gate compares against a run of another configuration
+    columns, values = query_stored(Warehouse(root), "eval_metrics", f"run_id = {_sql_literal(run)}")
+    if not values:
+        hint = "`interleaf sql 'select distinct run_id, qset_id from eval_metrics'` lists them"
+        raise InterleafError(f"no stored evaluation run {run!r} and no such file; {hint}")
+    return metric_rows([dict(zip(columns, v, strict=True)) for v in values])
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
