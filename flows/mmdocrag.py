@@ -94,7 +94,7 @@ def export_mmdocrag(run: QueryRun, scope: str, out: Path, finetune: Path | None)
     from interleaf.generate.prompting import answer_conversation, answer_prompt
 
     plan = run.plans[("full", scope)]
-    tables = LazyTables(run._wh, plan, plan.stage("evaluate"), run.qset.qset_id)
+    tables = LazyTables.inputs(run._wh, plan, plan.stage("evaluate"), run.qset.qset_id)
     layout = {r["quote_id"]: r["layout_idx"] for r in tables["quotes"].select(["quote_id", "layout_idx"]).to_pylist()}
     questions = {q["question_id"]: q for q in tables["questions"].to_pylist()}
     items = []

@@ -184,7 +184,7 @@ def answer_views(run: QueryRun, scope: str, variant: str = FULL.name) -> list[An
     plan = run.plans[(variant, scope)]
     generate = plan.stage("generate")
     wh = run._wh
-    tables = LazyTables(wh, plan, generate, run.qset.qset_id)
+    tables = LazyTables.inputs(wh, plan, generate, run.qset.qset_id)
     requests = {
         r.question_id: r
         for r in build_requests(
@@ -221,7 +221,7 @@ def answered_of(run: QueryRun, scope: str, variant: str = FULL.name) -> list[Ans
 
     plan = run.plans[(variant, scope)]
     evaluate = plan.stage("evaluate")
-    t = LazyTables(run._wh, plan, evaluate, run.qset.qset_id)
+    t = LazyTables.inputs(run._wh, plan, evaluate, run.qset.qset_id)
     inputs = [t[name] for name in ("questions", "contexts", "clauses", "quotes", "quote_texts", "documents")]
     requests = {r.question_id: r for r in build_requests(*inputs, plan.stage("generate").settings)}  # type: ignore[attr-defined]
     answers = {a["question_id"]: a for a in t["answers"].to_pylist()}

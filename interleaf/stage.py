@@ -51,7 +51,7 @@ class StageInput:
     upstream: Mapping[str, str] = field(default_factory=dict)  # the fingerprints its own covers
     run_id: str = ""  # the run computing it, for tables that name their run (eval_metrics)
     # the unit's outputs under the stage's previously published fingerprint: rows a stage may reuse
-    previous: dict[str, pa.Table] = field(default_factory=dict)
+    previous: Mapping[str, pa.Table] = field(default_factory=dict)
     cache: ContentCache | None = None
     page_map: PageMap = map  # where page-level work runs (parse: a process pool)
     source: Any = None  # what the unit is made from when no table holds it yet (parse: the file)

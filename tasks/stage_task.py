@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,45 +132,56 @@ def read_input(wh: Warehouse, plan: Plan, stage: Stage, unit: str, table: str) -
 
 
 class LazyTables(Mapping[str, pa.Table]):
-    """A stage's inputs, each read on first use: a stage that finds what it needs in memory
-    (retrieve's loaded index) reads nothing."""
+    """Tables read on first use: a stage that finds what it needs in memory (retrieve's loaded
+    index) or never looks at one (every stage but index, at its previous outputs) reads nothing."""
 
-    def __init__(self, wh: Warehouse, plan: Plan, stage: Stage, unit: str) -> None:
-        self._args = (wh, plan, stage, unit)
-        self._read: dict[str, pa.Table] = {}
+    def __init__(self, names: Sequence[str], load: Callable[[str], pa.Table | None], owner: str) -> None:
+        self._names, self._load, self._owner = tuple(names), load, owner
+        self._read: dict[str, pa.Table | None] = {}
+
+    @classmethod
+    def inputs(cls, wh: Warehouse, plan: Plan, stage: Stage, unit: str) -> LazyTables:
+        return cls(stage.inputs, lambda table: read_input(wh, plan, stage, unit, table), stage.name)
+
+    @classmethod
+    def previous(cls, wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> LazyTables:
+        """The unit's outputs under the fingerprint this stage last published, when it differs."""
+        published = wh.published_fingerprint(stage.name)
+        if published is None or published == fingerprint:
+            return cls((), lambda table: None, stage.name)
+
+        def load(table: str) -> pa.Table | None:
+            return wh.read_part(table, published, unit) if wh.has_part(table, published, unit) else None
+
+        return cls(stage.outputs, load, stage.name)
 
     def __getitem__(self, table: str) -> pa.Table:
-        wh, plan, stage, unit = self._args
-        if table not in stage.inputs:
-            raise KeyError(f"stage {stage.name} did not declare the input {table!r}")
+        if table not in self._names:
+            raise KeyError(f"stage {self._owner} declares no table {table!r} here")
         if table not in self._read:
-            self._read[table] = read_input(wh, plan, stage, unit, table)
-        return self._read[table]
+            self._read[table] = self._load(table)
+        found = self._read[table]
+        if found is None:
+            raise KeyError(table)
+        return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._args[2].inputs)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._args[2].inputs)
+        return len(self._names)
 
 
-def read_previous(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> dict[str, pa.Table]:
-    """The unit's outputs under the fingerprint this stage last published, when it differs."""
-    published = wh.published_fingerprint(stage.name)
-    if published is None or published == fingerprint:
-        return {}
-    return {t: wh.read_part(t, published, unit) for t in stage.outputs if wh.has_part(t, published, unit)}
-
-
-def rejects_table(stage: str, fingerprint: str, ctx: RunContext, unit: str, items: list[tuple[str | None, str]]):
+def rejects_table(
+    stage: Stage, fingerprint: str, ctx: RunContext, unit: str, items: list[tuple[str | None, str]], path: str | None
+) -> pa.Table:
     created = now()
-    doc_id = unit if len(unit) == 64 else None  # a document unit is its SHA-256
     rows = [
         {
-            "stage": stage,
-            "doc_id": doc_id,
+            "stage": stage.name,
+            "doc_id": unit if stage.unit == "document" else None,
             "quote_id": item_id,
-            "path": None,
+            "path": path,
             "reason": reason,
             "fingerprint": fingerprint,
             "run_id": ctx.run_id,
@@ -212,12 +223,12 @@ def run_unit(
         try:
             given = StageInput(
                 unit=unit,
-                tables=LazyTables(wh, plan, stage, unit),
+                tables=LazyTables.inputs(wh, plan, stage, unit),
                 root=wh.root,
                 fingerprint=fp,
                 upstream={u: plan.fingerprints[u] for u in stage.upstream},
                 run_id=ctx.run_id,
-                previous=read_previous(wh, stage, fp, unit),
+                previous=LazyTables.previous(wh, stage, fp, unit),
                 cache=WarehouseCache(wh, stage.name),
                 page_map=page_map,
                 source=source,
@@ -225,8 +236,8 @@ def run_unit(
             out = stage.run(given)
             break
         except DocumentError as exc:  # the unit itself is bad input: a reject, the batch goes on
-            rows = rejects_table(stage.name, fp, ctx, unit, [(None, exc.reason)])
-            wh.write_part("rejects", fp, unit_rejected_part(unit), _with_path(rows, path or exc.path))
+            rows = rejects_table(stage, fp, ctx, unit, [(None, exc.reason)], path or exc.path)
+            wh.write_part("rejects", fp, unit_rejected_part(unit), rows)
             ledger.finish(record, "rejected")
             return UnitResult(stage.name, unit, "rejected", reason=exc.reason)
         except stage.retry_on as exc:
@@ -242,16 +253,10 @@ def run_unit(
             ledger.fail(record, exc)
             raise StageError(stage.name, unit, exc) from exc
 
-    _write(wh, stage, fp, unit, out, _with_path(rejects_table(stage.name, fp, ctx, unit, out.rejects), path))
+    _write(wh, stage, fp, unit, out, rejects_table(stage, fp, ctx, unit, out.rejects, path))
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
     return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
-
-
-def _with_path(rows: pa.Table, path: str | None) -> pa.Table:
-    if path is None or rows.num_rows == 0:
-        return rows
-    return rows.set_column(rows.schema.get_field_index("path"), "path", pa.array([path] * rows.num_rows))
 
 
 def _write(wh: Warehouse, stage: Stage, fp: str, unit: str, out: StageOutput, rejects: pa.Table) -> None:

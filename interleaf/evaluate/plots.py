@@ -4,8 +4,9 @@ hold no data for it, so the report shows plots only for what was computed."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -62,22 +63,33 @@ def plot_groups(rows: Sequence[MetricRow], metric: str, breakdown: str, path: Pa
     if not chosen:
         return None
     groups = sorted({r.group for r in chosen}, key=natural_key)
-    labels = sorted({_series_label(r) or "all" for r in chosen})
-    width = 0.8 / len(labels)
     fig = Figure(figsize=(max(5.0, 0.9 * len(groups) + 2), 3.8))
     ax = fig.subplots()
-    for i, label in enumerate(labels):
-        values = {r.group: r.value for r in chosen if (_series_label(r) or "all") == label}
-        xs = [g + i * width - 0.4 + width / 2 for g in range(len(groups))]
-        ax.bar(xs, [values.get(g) or 0.0 for g in groups], width=width, label=label)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=8)
+    _grouped_bars(ax, chosen, groups, lambda r: r.group, groups)
     ax.set_ylabel(metric)
     ax.set_title(title)
+    return _save(fig, path)
+
+
+def _grouped_bars(
+    ax: Any,
+    rows: Sequence[MetricRow],
+    categories: Sequence[str],
+    category_of: Callable[[MetricRow], str],
+    tick_labels: Sequence[str],
+) -> None:
+    """One bar per category and run variant, variants side by side, a legend when there are several."""
+    labels = sorted({_series_label(r) or "all" for r in rows})
+    width = 0.8 / len(labels)
+    for i, label in enumerate(labels):
+        values = {category_of(r): r.value for r in rows if (_series_label(r) or "all") == label}
+        xs = [c + i * width - 0.4 + width / 2 for c in range(len(categories))]
+        ax.bar(xs, [values.get(c) or 0.0 for c in categories], width=width, label=label)
+    ax.set_xticks(range(len(categories)))
+    ax.set_xticklabels(tick_labels, rotation=30, ha="right", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     if len(labels) > 1:
         ax.legend(fontsize=7)
-    return _save(fig, path)
 
 
 def plot_positions(rows: Sequence[MetricRow], path: Path) -> Path | None:
@@ -107,20 +119,10 @@ def plot_judge(rows: Sequence[MetricRow], path: Path) -> Path | None:
     if not chosen:
         return None
     criteria = list(dict.fromkeys(r.metric for r in chosen))
-    labels = sorted({_series_label(r) or "all" for r in chosen})
-    width = 0.8 / len(labels)
     fig = Figure(figsize=(6.4, 3.8))
     ax = fig.subplots()
-    for i, label in enumerate(labels):
-        values = {r.metric: r.value for r in chosen if (_series_label(r) or "all") == label}
-        xs = [c + i * width - 0.4 + width / 2 for c in range(len(criteria))]
-        ax.bar(xs, [values.get(c) or 0.0 for c in criteria], width=width, label=label)
-    ax.set_xticks(range(len(criteria)))
-    ax.set_xticklabels([c.removeprefix(JUDGE_PREFIX) for c in criteria], rotation=30, ha="right", fontsize=8)
+    _grouped_bars(ax, chosen, criteria, lambda r: r.metric, [c.removeprefix(JUDGE_PREFIX) for c in criteria])
     ax.set_ylim(0, 5)
     ax.set_ylabel("score (0-5)")
     ax.set_title("LLM-as-judge scores")
-    ax.grid(axis="y", alpha=0.3)
-    if len(labels) > 1:
-        ax.legend(fontsize=7)
     return _save(fig, path)
