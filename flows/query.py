@@ -156,6 +156,14 @@ def recall_summary(run: QueryRun) -> list[dict[str, object]]:
     return out
 
 
+def explain_tables(run: QueryRun, scope: str, variant: str = FULL.name) -> dict[str, pa.Table]:
+    """What `interleaf eval --explain` reads: the run's retrieval outputs and what they were over."""
+    plan = run.plans[(variant, scope)]
+    given = LazyTables.inputs(run._wh, plan, plan.stage("retrieve"), run.qset.qset_id)
+    over = {t: given[t] for t in ("questions", "documents", "quotes", "quote_texts", "index_texts")}
+    return over | {t: run.table(t, variant, scope) for t in ("hits", "asked_clauses", "contexts")}
+
+
 def stored_question_sets(root: Path) -> list[QuestionSet]:
     """Every question set the views show, rebuilt from its stored rows (its file may be gone)."""
     from warehouse.catalog import connect

@@ -287,6 +287,10 @@ def eval_(
         list[str] | None, typer.Option(help="--compare: METRIC=MARGIN (default: evaluate.gate in config)")
     ] = None,
     report: Annotated[str | None, typer.Option(help="Report folder (default: <warehouse>/reports/eval-<run>)")] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="--qa: every evidence item missed at --k, traced through each list")
+    ] = False,
+    k: Annotated[int | None, typer.Option("--k", help="--explain: the context size (default: the largest)")] = None,
 ) -> None:
     """Evaluate: recall@k and every answer metric of the papers over a question file; MMDocRAG's
     fixed contexts; or two stored runs against each other (a regression gate)."""
@@ -306,16 +310,20 @@ def eval_(
             rows, run_id = done.rows, done.run_id
             results: list[dict[str, Any]] = []
         else:
-            rows, run_id, results = _eval_qa(qa or "", scope or ["doc", "corpus"], ablation, as_json)
+            budgets = state.settings.retrieve.budgets
+            explain_k = (k or max(budgets)) if explain else None
+            if explain_k is not None and explain_k not in budgets:
+                raise InterleafError(f"--k {explain_k}: the contexts are cut at {budgets} quotes only")
+            rows, run_id, results = _eval_qa(qa or "", scope or ["doc", "corpus"], ablation, as_json, explain_k)
     except (InterleafError, OSError, ValueError) as exc:
         raise _fail(exc) from exc
     _report(rows, run_id, results, as_json, report)
 
 
 def _eval_qa(
-    qa: str, scopes: list[str], ablation: bool, quiet: bool
+    qa: str, scopes: list[str], ablation: bool, quiet: bool, explain_k: int | None = None
 ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
-    from flows.query import recall_summary, run_queries
+    from flows.query import explain_tables, recall_summary, run_queries
     from interleaf.evaluate.ablation import FULL, ablation_variants
 
     variants = ablation_variants(state.settings) if ablation else [FULL]
@@ -331,6 +339,13 @@ def _eval_qa(
                 cells = [f"{by_k[str(k)]:.3f}" for k in budgets]
                 table.add_row(r["variant"], r["scope"], f"{group} ({r['n'][group]})", *cells)
         out.print(table)
+    if explain_k is not None:
+        from interleaf.evaluate.explain import explain_stored, render
+
+        for s in scopes:
+            reports, infos = explain_stored(explain_tables(run, s), explain_k)
+            out.rule(f"evidence missed at k={explain_k}, {s} scope ({len(reports)})")
+            out.print(render(reports, infos))
     run_id = rows[0]["run_id"] if rows else run.run_id
     return rows, run_id, [r | {"qset_id": run.qset.qset_id} for r in results]
 

@@ -19,7 +19,7 @@ from warehouse.store import Warehouse
 
 # Parse writes pages and quotes before the documents row that commits them; a document killed
 # half-way has parts but no documents row, and stays out of sight until a rerun completes it.
-COMMITTED_BY_DOCUMENT = ("pages", "quotes")
+COMMITTED_BY_DOCUMENT = ("pages", "quotes", "sections")
 
 # Statement types a read-only query may run.
 READ_ONLY_TYPES = {"SELECT", "EXPLAIN", "PRAGMA"}
@@ -35,9 +35,8 @@ def _source(wh: Warehouse, table: str) -> str:
     folders = [LEDGER_TABLES[table]] if table in LEDGER_TABLES else wh.current_fingerprints(table)
     globs = [wh.table_glob(table, fp) for fp in folders if any((wh.root / table / fp).glob("*.parquet"))]
     if not globs:
+        wh.ensure_schema_file(table)
         schema_file = wh.schema_file(table)
-        if not schema_file.exists():
-            wh._ensure_schema_file(table)
         return f"read_parquet({_sql_str(schema_file)})"
     files = ", ".join(_sql_str(g) for g in globs)
     return f"read_parquet([{files}], union_by_name = true)"

@@ -54,6 +54,29 @@ QUOTES = pa.schema(
         pa.field("furniture", pa.bool_(), nullable=False),  # page header / footer / page number
         pa.field("backend", pa.string(), nullable=False),
         pa.field("score", pa.float32()),
+        pa.field("section_id", pa.string()),  # the `sections` row the quote sits in (interleaf.structure)
+        pa.field("section_path", pa.string()),  # its headings, root to leaf, joined by " > "
+    ]
+)
+
+# parse stage, interleaf.structure: each document's section tree (PDF outline, numbered headings,
+# running headers), one row per section
+SECTIONS = pa.schema(
+    [
+        pa.field("section_id", pa.string(), nullable=False),  # <doc_id[:16]>-s<ordinal>; s0000 = the document
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("ordinal", pa.int32(), nullable=False),  # document order
+        pa.field("level", pa.int32(), nullable=False),  # 0 = the document, 1 = top headings
+        pa.field("parent_id", pa.string()),
+        pa.field("label", pa.string()),  # "Exhibit 2.3.59-14", "2.3.59.6", "Chapter 12"; null when unnumbered
+        pa.field("number", pa.string()),  # the label's comparable number: "2.3.59-14"
+        pa.field("title", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),  # root to this section, joined by " > "
+        pa.field("page_start", pa.int32(), nullable=False),  # 0-based
+        pa.field("page_end", pa.int32(), nullable=False),
+        pa.field("first_quote_id", pa.string()),
+        pa.field("n_quotes", pa.int32(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),  # document, outline, heading, running_header
     ]
 )
 
@@ -91,6 +114,7 @@ TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "pages": PAGES,
     "quotes": QUOTES,
+    "sections": SECTIONS,
     "rejects": REJECTS,
     "runs": RUNS,
 }
@@ -183,12 +207,27 @@ HITS = pa.schema(
     [
         pa.field("qset_id", pa.string(), nullable=False),
         pa.field("question_id", pa.string(), nullable=False),
-        pa.field("clause_id", pa.int32(), nullable=False),  # beyond the stored clauses: the PRF clause
+        pa.field("clause_id", pa.int32(), nullable=False),  # `asked_clauses`: every clause retrieve asked
         pa.field("retriever", pa.string(), nullable=False),
         pa.field("scope", pa.string(), nullable=False),  # doc, corpus
         pa.field("quote_id", pa.string(), nullable=False),
         pa.field("rank", pa.int32(), nullable=False),  # 1-based
         pa.field("score", pa.float32(), nullable=False),
+    ]
+)
+
+# retrieve stage: every clause asked, under the ids its hits use: expand's clauses, then the PRF clause
+# and the question asked within each section it names (kind "scope:<the words that name it>")
+ASKED_CLAUSES = pa.schema(
+    [
+        pa.field("qset_id", pa.string(), nullable=False),
+        pa.field("question_id", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),  # doc, corpus
+        pa.field("clause_id", pa.int32(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("weight", pa.float32(), nullable=False),
+        pa.field("n_quotes", pa.int32(), nullable=False),  # quotes it was asked among
     ]
 )
 
@@ -243,6 +282,7 @@ TABLES.update(
         "questions": QUESTIONS,
         "clauses": CLAUSES,
         "hits": HITS,
+        "asked_clauses": ASKED_CLAUSES,
         "contexts": CONTEXTS,
         "eval_evidence": EVAL_EVIDENCE,
         "eval_results": EVAL_RESULTS,

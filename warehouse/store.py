@@ -73,7 +73,7 @@ class Warehouse:
 
     def write_part(self, table: str, fingerprint: str, part: str, data: pa.Table) -> Path:
         checked = schemas.check(table, data)
-        self._ensure_schema_file(table)
+        self.ensure_schema_file(table)
         path = self.part_path(table, fingerprint, part)
         sink = pa.BufferOutputStream()
         pq.write_table(checked, sink, compression="zstd")
@@ -98,9 +98,10 @@ class Warehouse:
     def table_glob(self, table: str, fingerprint: str) -> Path:
         return self.root / table / fingerprint / "*.parquet"
 
-    def _ensure_schema_file(self, table: str) -> None:
+    def ensure_schema_file(self, table: str) -> None:
         path = self.schema_file(table)
-        if not path.exists():
+        # rewritten when the declared schema changed: an empty view shows the columns it has now
+        if not path.exists() or not pq.read_schema(path).equals(schemas.schema_of(table), check_metadata=False):
             sink = pa.BufferOutputStream()
             pq.write_table(schemas.empty(table), sink)
             atomic_write_bytes(path, sink.getvalue().to_pybytes())

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from interleaf.evaluate.recall import EvidenceOutcome, QAItem
+from interleaf.evaluate.recall import EvidenceOutcome, QAItem, outcomes
 from interleaf.retrieve.fusion import Hit
 
 SNIPPET_CHARS = 110
@@ -142,6 +143,48 @@ def _rank(value: int | None) -> str:
     return "–" if value is None else str(value)
 
 
+def explain_stored(tables: Mapping[str, pa.Table], k: int) -> tuple[list[MissReport], dict[str, QuoteInfo]]:
+    """`explain_misses` over a question set's stored rows: `questions`, `contexts`, `hits`,
+    `asked_clauses`, `quotes`, `quote_texts`, `documents` and `index_texts` (what the text retrievers
+    matched against, shown for each quote named). The fused ranking is not stored: a matching quote's
+    position is its place in the largest context."""
+    from interleaf.evaluate.stage import contexts_by_question, evidence_corpus, qa_items
+
+    items = qa_items(tables["questions"])
+    names = {d["name"]: d["doc_id"] for d in tables["documents"].select(["name", "doc_id"]).to_pylist()}
+    corpus = evidence_corpus(tables["quotes"], tables["quote_texts"])
+    contexts = contexts_by_question(tables["contexts"])
+    found = outcomes(corpus, items, names, contexts)
+    hits: dict[str, list[Hit]] = {}
+    for h in tables["hits"].select(["question_id", "clause_id", "retriever", "quote_id", "rank", "score"]).to_pylist():
+        hits.setdefault(h["question_id"], []).append(
+            Hit(h["clause_id"], h["retriever"], h["quote_id"], h["rank"], h["score"])
+        )
+    asked: dict[str, list[tuple[int, str]]] = {}
+    for c in tables["asked_clauses"].select(["question_id", "clause_id", "kind", "text"]).to_pylist():
+        asked.setdefault(c["question_id"], []).append((c["clause_id"], f"[{c['kind']}] {c['text']}"))
+    clauses = {q: [text for _, text in sorted(cs)] for q, cs in asked.items()}
+    largest = {q: by[max(by)] for q, by in contexts.items() if by}
+    reports = explain_misses(found, items, k, hits, largest, contexts, clauses)
+    wanted = {m.quote_id for r in reports for m in r.matches} | {d.quote_id for r in reports for d in r.displaced_by}
+    return reports, quote_infos(tables, wanted)
+
+
+def quote_infos(tables: Mapping[str, pa.Table], wanted: set[str]) -> dict[str, QuoteInfo]:
+    """Document name, page, kind and indexed text (else the quote's own text) of each quote named."""
+    doc_name = {d["doc_id"]: d["name"] for d in tables["documents"].select(["doc_id", "name"]).to_pylist()}
+    indexed: dict[str, str] = {}
+    for r in tables["index_texts"].select(["quote_id", "text"]).to_pylist():
+        if r["quote_id"] in wanted:
+            indexed.setdefault(r["quote_id"], r["text"])
+    out = {}
+    for q in tables["quotes"].select(["quote_id", "doc_id", "page_idx", "kind", "text"]).to_pylist():
+        if q["quote_id"] in wanted:
+            name = doc_name.get(q["doc_id"], q["doc_id"][:12])
+            out[q["quote_id"]] = QuoteInfo(name, q["page_idx"], q["kind"], indexed.get(q["quote_id"], q["text"]))
+    return out
+
+
 def render(reports: Sequence[MissReport], quotes: Mapping[str, QuoteInfo], max_matches: int = 3) -> RenderableType:
     """A rich renderable: per missed item, its matching quotes' ranks per list and the context that won."""
     if not reports:
@@ -160,7 +203,8 @@ def render(reports: Sequence[MissReport], quotes: Mapping[str, QuoteInfo], max_m
             parts.append(Text("  no quote holds the needle on that page: a parse miss, not a ranking one", style="red"))
         else:
             names = list(r.matches[0].list_ranks)
-            table = Table("matching quote", *names, "fused", title="where each list ranked the evidence", box=None)
+            title = "where each list ranked the evidence (list = retriever/clause)"
+            table = Table("matching quote", *names, "in context", title=title, box=None)
             for m in r.matches[:max_matches]:
                 info = quotes.get(m.quote_id)
                 label = f"{info.label()}: {_snippet(info.text, 70)}" if info else m.quote_id

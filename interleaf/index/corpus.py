@@ -3,8 +3,10 @@
 Image quotes (figure / table / equation) are indexed by their caption, the vector text inside the
 box and, when the describe stage has run, their OCR-text / table Markdown / VLM-text (MMDocRAG §4.5:
 VLM-text carries more than OCR-text), so the text retrievers find them too. Each quote is prefixed
-with its document title and nearest section heading: in corpus scope, a passage that never names
-its subject is otherwise indistinguishable from one in another document.
+with a contextual header, its document title and section path (interleaf.structure.context): in
+corpus scope, a passage that never names its subject is otherwise indistinguishable from one in
+another document, and a table row three pages into "Exhibit 2.3.59-14" never says "Exhibit 2.3.59-14".
+A table continued across pages carries its first part's title and header row.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import pyarrow as pa
 
 from interleaf.index.config import TextFields
 from interleaf.kinds import HEADING_KINDS, Modality, modality_of
+from interleaf.structure.context import contextual_header, item_context
+from interleaf.structure.references import label_line
+from interleaf.structure.tables import TablePart, link_table_parts
 
 
 def text_key(text: str, model: str) -> str:
@@ -32,6 +37,8 @@ class QuoteCorpus:
     texts: list[str] = field(default_factory=list)  # indexed text
     match_texts: list[list[str]] = field(default_factory=list)  # what evidence needles are sought in
     img_paths: list[str | None] = field(default_factory=list)
+    section_ids: list[str | None] = field(default_factory=list)  # the quote's `sections` row
+    label_lines: list[str | None] = field(default_factory=list)  # "Table 2-2 ...": what names it as an item
 
     def __len__(self) -> int:
         return len(self.quote_ids)
@@ -53,6 +60,25 @@ def _described(quote_texts: pa.Table | None) -> dict[str, list[str]]:
         texts = [row[c] for c in cols if row[c]]
         out.setdefault(row["quote_id"], []).extend(texts)
     return out
+
+
+def _table_md(quote_texts: pa.Table | None) -> dict[str, str]:
+    if quote_texts is None or "table_md" not in quote_texts.column_names:
+        return {}
+    rows = quote_texts.select(["quote_id", "table_md"]).to_pylist()
+    return {r["quote_id"]: r["table_md"] for r in rows if r["table_md"]}
+
+
+def _table_parts(rows: list[dict], table_md: dict[str, str]) -> dict[str, TablePart]:
+    """Each document's tables continued across pages, linked (interleaf.structure.tables)."""
+    by_doc: dict[str, list[dict]] = {}
+    for r in rows:
+        by_doc.setdefault(r["doc_id"], []).append(r)
+    section_of = {r["quote_id"]: r["section_id"] for r in rows}
+    parts: dict[str, TablePart] = {}
+    for doc_rows in by_doc.values():
+        parts.update(link_table_parts(doc_rows, section_of, table_md))
+    return parts
 
 
 def _figure_caption(kept: list[dict], i: int, reach: int = 3) -> list[str]:
@@ -78,10 +104,11 @@ def build_corpus(
     """Pure: warehouse rows -> indexed texts, in document reading order."""
     titles = {r["doc_id"]: r["title"] or r["name"] for r in documents.select(["doc_id", "title", "name"]).to_pylist()}
     described = _described(quote_texts)
-    rows = quotes.select(
-        ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption", "img_path", "furniture"]
-    ).to_pylist()
+    columns = ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption", "img_path", "furniture"]
+    rows = quotes.select([*columns, "section_id", "section_path"]).to_pylist()
     rows.sort(key=lambda r: (r["doc_id"], r["page_idx"], r["layout_idx"]))
+    parts = _table_parts(rows, _table_md(quote_texts)) if fields.table_context else {}
+    by_path = fields.section and fields.section_source == "path"
     corpus = QuoteCorpus()
     section: dict[str, str] = {}
     kept: list[dict] = []
@@ -94,7 +121,11 @@ def build_corpus(
         kept.append(r)
     for i, r in enumerate(kept):
         extra = described.get(r["quote_id"], []) if fields.described else []
-        body = [r["caption"] or ""] if fields.caption and r["caption"] else []
+        part = parts.get(r["quote_id"])
+        if fields.caption and part is not None:
+            body = item_context(r["caption"], part)
+        else:
+            body = [r["caption"] or ""] if fields.caption and r["caption"] else []
         body.append(r["text"] or "")
         body.extend(extra)
         if fields.figure_context and modality_of(r["kind"]) == "text" and len((r["text"] or "").split()) <= 16:
@@ -105,10 +136,13 @@ def build_corpus(
                 if j != i and n["doc_id"] == r["doc_id"] and n["page_idx"] == r["page_idx"]:
                     body.append((n["text"] or "")[:300])
         head = []
-        if fields.doc_title and r["doc_id"] in titles:
-            head.append(titles[r["doc_id"]])
-        if fields.section and r["_section"] and r["_section"] != r["text"].strip()[:200]:
-            head.append(r["_section"])
+        title = titles.get(r["doc_id"]) if fields.doc_title else None
+        if by_path:
+            head.append(contextual_header(title, r["section_path"], r["text"] or "", fields.section_levels))
+        else:
+            head.append(title or "")
+            if fields.section and r["_section"] and r["_section"] != r["text"].strip()[:200]:
+                head.append(r["_section"])
         text = " | ".join(h for h in head if h)
         text = (text + "\n" if text else "") + "\n".join(t for t in body if t.strip())
         corpus.quote_ids.append(r["quote_id"])
@@ -118,4 +152,6 @@ def build_corpus(
         corpus.texts.append(text[: fields.max_chars])
         corpus.match_texts.append([r["text"], r["caption"], *described.get(r["quote_id"], [])])
         corpus.img_paths.append(r["img_path"])
+        corpus.section_ids.append(r["section_id"])
+        corpus.label_lines.append(label_line(r["kind"], r["caption"], r["text"]))
     return corpus

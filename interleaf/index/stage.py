@@ -3,7 +3,7 @@ the retrieve stage searches (every retriever over one quote universe, in one ord
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ from interleaf.index.corpus import QuoteCorpus, build_corpus
 from interleaf.index.protocol import Retriever
 from interleaf.index.registry import get_retriever
 from interleaf.stage import StageInput, StageOutput
+from interleaf.structure.scopes import QuoteScopes
 from interleaf.versions import package_versions
 from warehouse import schemas
 
@@ -56,7 +57,7 @@ class IndexStage:
     unit = "document"
     inputs = ("documents", "quotes", "quote_texts")
     upstream = ("parse", "describe")
-    sources = ("interleaf.index", "interleaf.text", "interleaf.kinds")
+    sources = ("interleaf.index", "interleaf.text", "interleaf.kinds", "interleaf.structure", "interleaf.evidence")
     retries = 1
     retry_on: tuple[type[BaseException], ...] = (OSError,)
 
@@ -102,6 +103,7 @@ class LoadedIndex:
     retrievers: dict[str, Retriever]
     weights: dict[str, float]
     question_only: frozenset[str] = frozenset()  # retrievers asked the question clause only
+    sections: list[dict[str, Any]] = field(default_factory=list)  # `sections` rows (interleaf.structure)
 
     def __post_init__(self) -> None:
         self.position = {q: i for i, q in enumerate(self.corpus.quote_ids)}
@@ -111,6 +113,11 @@ class LoadedIndex:
         }
         self._doc_ids = np.asarray(self.corpus.doc_ids)
         self._masks: dict[str | None, np.ndarray] = {}
+        c = self.corpus
+        # what a question's references point at, as masks; each quote's section as a fusion group
+        self.scopes = QuoteScopes(
+            c.quote_ids, c.doc_ids, c.page_idx, self.modalities, c.section_ids, c.label_lines, self.sections
+        )
 
     def doc_mask(self, doc_id: str | None) -> np.ndarray:
         if doc_id not in self._masks:
@@ -125,6 +132,7 @@ def load_index(
     quote_texts: pa.Table | None,
     rows_of: dict[str, pa.Table],
     only: list[str] | None = None,
+    sections: pa.Table | None = None,
 ) -> LoadedIndex:
     """Pure given the stored rows (`rows_of[retriever name]`)."""
     corpus: QuoteCorpus | None = None
@@ -144,7 +152,8 @@ def load_index(
         raise ValueError("no retriever is configured")
     weights = {s.name: s.weight for s in config.retrievers if s.name in retrievers}
     question_only = frozenset(s.name for s in config.retrievers if s.name in retrievers and s.clauses == "question")
-    return LoadedIndex(corpus, retrievers, weights, question_only)
+    section_rows = sections.to_pylist() if sections is not None else []
+    return LoadedIndex(corpus, retrievers, weights, question_only, section_rows)
 
 
 def _empty(retriever: Retriever) -> pa.Table:

@@ -12,6 +12,9 @@ from interleaf.errors import DocumentError, StageError
 from interleaf.parse.config import ParseConfig
 from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
 from interleaf.stage import StageInput, StageOutput
+from interleaf.structure.furniture import running_furniture
+from interleaf.structure.outline import OutlineEntry, read_outline
+from interleaf.structure.sections import build_sections
 from interleaf.versions import package_versions
 from warehouse import schemas
 
@@ -41,6 +44,7 @@ class ParseOutput:
     quotes: pa.Table
     rejects: list[tuple[str | None, str]] = field(default_factory=list)  # (quote_id, reason)
     files: dict[str, bytes] = field(default_factory=dict)  # path under the warehouse -> bytes
+    sections: pa.Table = field(default_factory=lambda: schemas.empty("sections"))  # set by `with_structure`
 
     @property
     def page_count(self) -> int:
@@ -130,7 +134,24 @@ def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_ma
         raise
     except Exception as exc:
         raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
-    return to_tables(doc, parsed, parser.name, fingerprint)
+    return with_structure(to_tables(doc, parsed, parser.name, fingerprint), doc.doc_id, read_outline(doc.data))
+
+
+def with_structure(out: ParseOutput, doc_id: str, outline: list[OutlineEntry]) -> ParseOutput:
+    """The section tree (outline, numbered headings, running headers), each quote's place in it, and
+    the running heads and feet the parser kept as content marked as furniture (interleaf.structure)."""
+    quotes, pages = out.quotes.to_pylist(), out.pages.to_pylist()
+    title = out.documents.column("title")[0].as_py() if out.documents.num_rows else None
+    rows, section_of = build_sections(doc_id, outline, quotes, pages, title)
+    path = {r["section_id"]: r["path"] for r in rows}
+    running = running_furniture(quotes, pages)
+    for q in quotes:
+        q["section_id"] = section_of[q["quote_id"]]
+        q["section_path"] = path[q["section_id"]]
+        q["furniture"] = q["furniture"] or q["quote_id"] in running
+    out.quotes = schemas.check("quotes", pa.Table.from_pylist(quotes, schema=schemas.QUOTES))
+    out.sections = schemas.check("sections", pa.Table.from_pylist(rows, schema=schemas.SECTIONS))
+    return out
 
 
 # What each parse backend runs beyond this package's source: its engines' releases.
@@ -147,9 +168,16 @@ class ParseStage:
     name = STAGE
     unit = "document"
     inputs: tuple[str, ...] = ()
-    outputs = ("pages", "quotes", "documents")  # `documents` last: it commits the others
+    outputs = ("pages", "quotes", "sections", "documents")  # `documents` last: it commits the others
     upstream: tuple[str, ...] = ()
-    sources = ("interleaf.parse", "interleaf.pdf", "interleaf.text", "interleaf.kinds")
+    sources = (
+        "interleaf.parse",
+        "interleaf.pdf",
+        "interleaf.text",
+        "interleaf.kinds",
+        "interleaf.structure",
+        "interleaf.evidence",
+    )
     retries = 1
     retry_on: tuple[type[BaseException], ...] = (OSError,)
 
@@ -176,10 +204,10 @@ class ParseStage:
         doc = DocumentInput(source.doc_id, path.name, str(path.resolve()), data)
         out = parse_document(doc, self.parser, given.fingerprint, given.page_map)
         return StageOutput(
-            {"pages": out.pages, "quotes": out.quotes, "documents": out.documents},
+            {"pages": out.pages, "quotes": out.quotes, "sections": out.sections, "documents": out.documents},
             rejects=out.rejects,
             files=out.files,
-            counts={"pages": out.page_count, "quotes": out.quotes.num_rows},
+            counts={"pages": out.page_count, "quotes": out.quotes.num_rows, "sections": out.sections.num_rows},
         )
 
 

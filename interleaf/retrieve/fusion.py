@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -41,18 +41,18 @@ def rrf(
 
 
 def page_fusion(
-    ranking: list[tuple[str, float]], page_of: dict[str, tuple[str, int]], k: float, weight: float, depth: int = 50
+    ranking: list[tuple[str, float]], page_of: Mapping[str, Hashable], k: float, weight: float, depth: int = 50
 ) -> list[tuple[str, float]]:
     """Add the rank of each quote's page to its score, as one more list in the reciprocal-rank sum.
 
     Evidence clusters: a page holding several strong hits (a table, the paragraph citing it) is
     likely the page the answer is on, and its other quotes ("the surrounding text") deserve a
     place above lone hits elsewhere. Pages are ranked by the summed scores of their quotes among
-    the first `depth` of the ranking.
+    the first `depth` of the ranking. Any grouping works the same way (`page_of`: quote -> section).
     """
     if weight <= 0 or not ranking:
         return ranking
-    page_score: dict[tuple[str, int], float] = defaultdict(float)
+    page_score: dict[Hashable, float] = defaultdict(float)
     for quote_id, score in ranking[:depth]:
         page_score[page_of[quote_id]] += score
     page_rank = {page: r for r, page in enumerate(sorted(page_score, key=lambda p: -page_score[p]), start=1)}

@@ -45,11 +45,12 @@ class Question:
 @dataclass
 class QuestionResult:
     question: Question
-    clauses: list[Clause]
+    clauses: list[Clause]  # every clause asked: expand's, the PRF clause, the question within each named section
     hits: list[Hit]
     ranking: list[tuple[str, float]]  # fused (and reranked) quote ids, best first
     contexts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # budget -> context
     verdicts: list[Verdict] = field(default_factory=list)  # LMM filter, on the head's image quotes
+    clause_sizes: list[int] = field(default_factory=list)  # quotes each clause was asked among
 
 
 def quota_for(config: RetrieveConfig, budget: int) -> tuple[int, int]:
@@ -69,7 +70,10 @@ def _search(
     for name in names:
         retriever = index.retrievers[name]
         asked = [i for i in range(len(texts)) if first[i] or name not in index.question_only]
-        scores = retriever.scores([texts[i] for i in asked]) if asked else np.zeros((0, len(index.corpus)))
+        distinct = list(dict.fromkeys(texts[i] for i in asked))  # a scoped clause may repeat the question
+        scored = retriever.scores(distinct) if distinct else np.zeros((0, len(index.corpus)))
+        row_of = dict(zip(distinct, scored, strict=True))
+        scores = [row_of[texts[i]] for i in asked]
         lexical = retriever.kind == "bm25"
         per_query: dict[int, list[tuple[int, float]]] = {}
         for i, row in zip(asked, scores, strict=True):
@@ -116,12 +120,14 @@ def retrieve(
     unknown = [n for n in names if n not in index.retrievers]
     if unknown:
         raise ValueError(f"retrieve.retrievers names {unknown}; the index has {list(index.retrievers)}")
-    masks = [index.doc_mask(q.doc_id if config.scope == "doc" else None) for q in questions]
-    results = _run(index, questions, clauses, masks, names, config)
+    doc_scoped = config.scope == "doc"
+    masks = [index.doc_mask(q.doc_id if doc_scoped else None) for q in questions]
+    scoped = [reference_scopes(index, q, m, doc_scoped, config) for q, m in zip(questions, masks, strict=True)]
+    results = _run(index, questions, clauses, masks, names, config, scoped)
     if expand_config.prf and expand_config.backend != "none":
         extra = [prf_clause(index, q.text, r.ranking, expand_config) for q, r in zip(questions, results, strict=True)]
         clauses = [cs + ([c] if c else []) for cs, c in zip(clauses, extra, strict=True)]
-        results = _run(index, questions, clauses, masks, names, config)
+        results = _run(index, questions, clauses, masks, names, config, scoped)
     for r in results:
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
@@ -139,6 +145,25 @@ def _positions(index: LoadedIndex, ranking: list[tuple[str, float]]) -> list[tup
     return [(pos[q], q) for q, _ in ranking]
 
 
+SCOPED = "scope:"  # the kind of a clause asked within a section or item the question names
+
+
+def reference_scopes(
+    index: LoadedIndex, question: Question, mask: np.ndarray, doc_scoped: bool, config: RetrieveConfig
+) -> list[tuple[Clause, np.ndarray]]:
+    """The question again, asked only among the quotes of each section or item it names ("Exhibit
+    2.3.59-14", "IRM 2.3.59.6", 'The Summer Sword'): one more ranked list per reference."""
+    if config.reference_weight <= 0:
+        return []
+    doc_id = question.doc_id if doc_scoped else None
+    out = []
+    for scope in index.scopes.for_question(question.text, doc_id, config.scoped_query, config.item_references):
+        within = mask & scope.mask
+        if within.any():
+            out.append((Clause(scope.query, f"{SCOPED}{scope.text}", config.reference_weight), within))
+    return out
+
+
 def _run(
     index: LoadedIndex,
     questions: list[Question],
@@ -146,13 +171,17 @@ def _run(
     masks: list[np.ndarray],
     names: list[str],
     config: RetrieveConfig,
+    scoped: list[list[tuple[Clause, np.ndarray]]],
 ) -> list[QuestionResult]:
+    clause_masks = [[m] * len(cs) + [sm for _, sm in sc] for m, cs, sc in zip(masks, clauses, scoped, strict=True)]
+    clauses = [cs + [c for c, _ in sc] for cs, sc in zip(clauses, scoped, strict=True)]
     texts = [c.text for cs in clauses for c in cs]
-    flat_masks = [m for m, cs in zip(masks, clauses, strict=True) for _ in cs]
-    first = [cid == 0 for cs in clauses for cid in range(len(cs))]
+    flat_masks = [m for ms in clause_masks for m in ms]
+    # a scoped clause is the question asked elsewhere: every retriever is asked it
+    first = [cid == 0 or c.kind.startswith(SCOPED) for cs in clauses for cid, c in enumerate(cs)]
     found = _search(index, texts, flat_masks, config.depth, names, first)
     results, offset = [], 0
-    for q, cs in zip(questions, clauses, strict=True):
+    for q, cs, ms in zip(questions, clauses, clause_masks, strict=True):
         hits = [
             Hit(cid, name, index.corpus.quote_ids[p], rank, s)
             for name in names
@@ -162,7 +191,9 @@ def _run(
         offset += len(cs)
         ranking = rrf(hits, index.weights, {i: c.weight for i, c in enumerate(cs)}, config.rrf_k, config.clause_fusion)
         ranking = page_fusion(ranking, index.page_of, config.rrf_k, config.page_weight, config.depth)
-        results.append(QuestionResult(q, cs, hits, ranking))
+        # the same one level up: a section holding several strong hits lifts its other quotes
+        ranking = page_fusion(ranking, index.scopes.section_of, config.rrf_k, config.section_weight, config.depth)
+        results.append(QuestionResult(q, cs, hits, ranking, clause_sizes=[int(m.sum()) for m in ms]))
     return results
 
 
@@ -215,9 +246,26 @@ class RetrieveStage:
 
     name = STAGE
     unit = "question_set"
-    inputs = ("questions", "clauses", "documents", "quotes", "quote_texts", "index_texts", "quote_embeddings")
-    outputs = ("hits", "image_verdicts", "contexts")
-    sources = ("interleaf.retrieve", "interleaf.index", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
+    inputs = (
+        "questions",
+        "clauses",
+        "documents",
+        "quotes",
+        "sections",
+        "quote_texts",
+        "index_texts",
+        "quote_embeddings",
+    )
+    outputs = ("hits", "asked_clauses", "image_verdicts", "contexts")
+    sources = (
+        "interleaf.retrieve",
+        "interleaf.index",
+        "interleaf.structure",
+        "interleaf.evidence",
+        "interleaf.text",
+        "interleaf.kinds",
+        "interleaf.vlm",
+    )
     retries = 0
     retry_on: tuple[type[BaseException], ...] = ()
 
@@ -253,7 +301,9 @@ class RetrieveStage:
             t = given.tables
             rows = rows_of_retrievers(self.index_config, t["index_texts"], t["quote_embeddings"])
             _LOADED.clear()  # one corpus at a time: an index can hold hundreds of MB of vectors
-            _LOADED[key] = load_index(self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows)
+            _LOADED[key] = load_index(
+                self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows, sections=t["sections"]
+            )
         return _LOADED[key]
 
     def run(self, given: StageInput) -> StageOutput:
@@ -287,6 +337,12 @@ def result_tables(
         for r in results
         for h in r.hits
     ]
+    asked = [
+        {"qset_id": qset_id, "question_id": r.question.id, "scope": scope, "clause_id": cid}
+        | {"text": c.text, "kind": c.kind, "weight": c.weight, "n_quotes": n}
+        for r in results
+        for cid, (c, n) in enumerate(zip(r.clauses, r.clause_sizes, strict=True))
+    ]
     verdicts = [
         key
         | {"question_id": r.question.id, "quote_id": v.quote_id, "keep": v.keep, "p_yes": v.p_yes}
@@ -309,6 +365,7 @@ def result_tables(
                 )
     return {
         "hits": pa.Table.from_pylist(hits, schema=schemas.HITS),
+        "asked_clauses": pa.Table.from_pylist(asked, schema=schemas.ASKED_CLAUSES),
         "image_verdicts": pa.Table.from_pylist(verdicts, schema=schemas.IMAGE_VERDICTS),
         "contexts": pa.Table.from_pylist(contexts, schema=schemas.CONTEXTS),
     }
