@@ -65,6 +65,7 @@ bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_describe.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
+	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
 
 serve: install ## local Prefect server on loopback + the ingest flow on its cron schedule over the inbox

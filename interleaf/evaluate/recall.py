@@ -65,6 +65,7 @@ class EvidenceOutcome:
     group: str
     matches: set[str]
     first_rank: dict[int, int | None]  # budget -> 1-based position of the first matching quote
+    modality: str = ""  # the evidence's own: text, table, figure, chart...
 
 
 def outcomes(
@@ -78,23 +79,27 @@ def outcomes(
             ranks: dict[int, int | None] = {}
             for budget, ctx in contexts.get(item.id, {}).items():
                 ranks[budget] = next((pos for pos, q in enumerate(ctx, start=1) if q in matches), None)
-            out.append(EvidenceOutcome(item.id, i, ev.group, matches, ranks))
+            out.append(EvidenceOutcome(item.id, i, ev.group, matches, ranks, ev.modality.strip().lower()))
     return out
 
 
+def _groups(results: list[EvidenceOutcome]) -> dict[str, list[EvidenceOutcome]]:
+    """text, image, then each kind of image evidence apart (table, figure, chart...), then all."""
+    groups: dict[str, list[EvidenceOutcome]] = {g: [r for r in results if r.group == g] for g in ("text", "image")}
+    for modality in sorted({r.modality for r in results if r.group == "image" and r.modality}):
+        groups[modality] = [r for r in results if r.group == "image" and r.modality == modality]
+    groups["all"] = list(results)
+    return groups
+
+
 def recall_table(results: list[EvidenceOutcome], budgets: list[int]) -> dict[str, dict[int, float]]:
-    """{'text'|'image'|'all': {k: recall}}; groups without evidence are left out."""
-    table: dict[str, dict[int, float]] = {}
-    for group in ("text", "image", "all"):
-        chosen = [r for r in results if group == "all" or r.group == group]
-        if chosen:
-            table[group] = {k: sum(r.first_rank.get(k) is not None for r in chosen) / len(chosen) for k in budgets}
-    return table
+    """{group: {k: recall}} for the groups of `_groups`; groups without evidence are left out."""
+    return {
+        group: {k: sum(r.first_rank.get(k) is not None for r in chosen) / len(chosen) for k in budgets}
+        for group, chosen in _groups(results).items()
+        if chosen
+    }
 
 
 def counts(results: list[EvidenceOutcome]) -> dict[str, int]:
-    return {
-        "text": sum(r.group == "text" for r in results),
-        "image": sum(r.group == "image" for r in results),
-        "all": len(results),
-    }
+    return {group: len(chosen) for group, chosen in _groups(results).items()}
