@@ -9,6 +9,7 @@ import pytest
 from interleaf.structure.outline import read_outline
 from interleaf.structure.references import quoted_phrases, resolve_references
 from interleaf.structure.sections import build_sections
+from tests.conftest import CORPUS
 from tests.structure_pages import GAME, IRS, doc_id_of, parse_pages, pdf_bytes
 
 
@@ -98,3 +99,24 @@ def test_a_table_label_resolves_to_the_quotes_captioned_with_it() -> None:
     # page 9 prints "Table 2-2    Comparison of the different function usage IDs and *JOBCTL authority"
     assert any("Comparison of the different function usage IDs" in (q["caption"] or q["text"]) for q in captioned)
     assert resolve_items("What does Table 7 show?", labels) == []
+
+
+def test_a_heading_that_repeats_the_document_title_names_the_document() -> None:
+    """cancer-guide.pdf's cover heading is its title: "According to Understanding Breast Cancer, ..."
+    names the whole guide (corpus scope), and nothing narrower than the question's own document."""
+    pdf = CORPUS / "docs" / "cancer-guide.pdf"
+    quotes, page_rows = parse_pages(pdf, (1, 49, 50))
+    doc_id = doc_id_of(pdf)
+    rows, _ = build_sections(doc_id, read_outline(pdf_bytes(pdf)), quotes, page_rows, "Understanding Breast Cancer")
+    cover = [s for s in rows if s["level"] > 0 and s["title"] == "Understanding Breast Cancer"]
+    assert cover, "the cover heading is a section"
+    question = "According to Understanding Breast Cancer, how long is tamoxifen commonly taken?"
+    ((text, _, whole),) = _resolve(question, rows)
+    assert text == "understanding breast cancer"
+    assert {s["section_id"] for s in whole} == {s["section_id"] for s in rows}  # the root's own quotes too
+    assert _resolve(question, rows, doc_ids=[doc_id]) == []
+    # beside a section of the document, the narrower scope is the one kept (`most_specific`)
+    both = _resolve(question + " And aromatase inhibitors?", rows)
+    assert [(text, [s["title"] for s in found]) for text, _, found in both] == [
+        ("aromatase inhibitors", ["Aromatase inhibitors"])
+    ]

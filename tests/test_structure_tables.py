@@ -63,6 +63,11 @@ def test_the_contextual_header_of_a_row_names_its_exhibit() -> None:
     row = next(q for q in quotes if "values 22-33 are entity no-merge" in (q["text"] or ""))
     header = contextual_header("2.3.59 (Rev 12/22)", paths[row["quote_id"]], row["text"])
     assert header == "2.3.59 (Rev 12/22) | Exhibit 2.3.59-14 Command Code BMFOL Entity Display"
-    # a heading quote is not prefixed with itself
+    # a heading quote is not prefixed with itself; a paragraph that starts with the heading's words is
+    # (cancer-guide.pdf p49: "Aromatase inhibitors help prevent ..." under "Aromatase inhibitors")
     assert contextual_header("T", "A > B > Chapter 2", "Chapter 2") == "T"
+    body = "Aromatase inhibitors help prevent the growth of oestrogen-dependent cancer cells"
+    assert contextual_header("T", "Hormone therapy > Aromatase inhibitors", body, opens_section=False).endswith(
+        "| Hormone therapy > Aromatase inhibitors"
+    )
     assert short_path("Codex DAO > MAIN GAME > ITEMS > The Summer Sword") == "MAIN GAME > ITEMS > The Summer Sword"

@@ -109,6 +109,9 @@ def build_corpus(
     rows.sort(key=lambda r: (r["doc_id"], r["page_idx"], r["layout_idx"]))
     parts = _table_parts(rows, _table_md(quote_texts)) if fields.table_context else {}
     by_path = fields.section and fields.section_source == "path"
+    opening: dict[str, str] = {}  # section_id -> its first quote in reading order (its heading, mostly)
+    for r in rows:
+        opening.setdefault(r["section_id"], r["quote_id"])
     corpus = QuoteCorpus()
     section: dict[str, str] = {}
     kept: list[dict] = []
@@ -138,7 +141,9 @@ def build_corpus(
         head = []
         title = titles.get(r["doc_id"]) if fields.doc_title else None
         if by_path:
-            head.append(contextual_header(title, r["section_path"], r["text"] or "", fields.section_levels))
+            opens = opening.get(r["section_id"]) == r["quote_id"]
+            own = r["text"] or ""
+            head.append(contextual_header(title, r["section_path"], own, fields.section_levels, opens_section=opens))
         else:
             head.append(title or "")
             if fields.section and r["_section"] and r["_section"] != r["text"].strip()[:200]:

@@ -14,6 +14,7 @@ from interleaf.index.corpus import QuoteCorpus, build_corpus
 from interleaf.index.protocol import Retriever
 from interleaf.index.registry import get_retriever
 from interleaf.stage import StageInput, StageOutput
+from interleaf.structure import INDEX_MODULES
 from interleaf.structure.scopes import QuoteScopes
 from interleaf.versions import package_versions
 from warehouse import schemas
@@ -57,7 +58,7 @@ class IndexStage:
     unit = "document"
     inputs = ("documents", "quotes", "quote_texts")
     upstream = ("parse", "describe")
-    sources = ("interleaf.index", "interleaf.text", "interleaf.kinds", "interleaf.structure", "interleaf.evidence")
+    sources = ("interleaf.index", "interleaf.text", "interleaf.kinds", *INDEX_MODULES, "interleaf.evidence")
     retries = 1
     retry_on: tuple[type[BaseException], ...] = (OSError,)
 

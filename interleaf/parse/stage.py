@@ -12,6 +12,7 @@ from interleaf.errors import DocumentError, StageError
 from interleaf.parse.config import ParseConfig
 from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
 from interleaf.stage import StageInput, StageOutput
+from interleaf.structure import PARSE_MODULES
 from interleaf.structure.furniture import running_furniture
 from interleaf.structure.outline import OutlineEntry, read_outline
 from interleaf.structure.sections import build_sections
@@ -175,7 +176,7 @@ class ParseStage:
         "interleaf.pdf",
         "interleaf.text",
         "interleaf.kinds",
-        "interleaf.structure",
+        *PARSE_MODULES,
         "interleaf.evidence",
     )
     retries = 1

@@ -29,6 +29,7 @@ from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
 from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
 from interleaf.retrieve.registry import get_image_filter, get_reranker
 from interleaf.stage import StageInput, StageOutput
+from interleaf.structure import RETRIEVE_MODULES
 from interleaf.text.tokens import tokenize
 from warehouse import schemas
 
@@ -260,7 +261,7 @@ class RetrieveStage:
     sources = (
         "interleaf.retrieve",
         "interleaf.index",
-        "interleaf.structure",
+        *RETRIEVE_MODULES,
         "interleaf.evidence",
         "interleaf.text",
         "interleaf.kinds",

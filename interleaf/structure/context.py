@@ -31,15 +31,19 @@ def contextual_header(
     section_path: str | None,
     own_text: str = "",
     levels: int = PATH_LEVELS,
+    *,
+    opens_section: bool = True,
     max_chars: int = MAX_HEADER_CHARS,
 ) -> str:
-    """ "doc title | section path", without the parts the quote's own text already starts with
-    (a heading quote is not prefixed with itself)."""
+    """ "doc title | section path". The quote that opens its section and reads as its heading is
+    not prefixed with itself; a paragraph that merely starts with the heading's words ("Aromatase
+    inhibitors help prevent ..." under "Aromatase inhibitors") keeps the path."""
     head = [doc_title or ""]
     path = short_path(section_path, levels)
     own = " ".join(own_text.split()).casefold()
     leaf = path.split(PATH_SEPARATOR)[-1].casefold() if path else ""
-    if path and not (own and leaf and (own.startswith(leaf) or leaf.startswith(own))):
+    is_heading = opens_section and bool(own) and bool(leaf) and (own.startswith(leaf) or leaf.startswith(own))
+    if path and not is_heading:
         head.append(path)
     return " | ".join(h for h in head if h)[:max_chars]
 

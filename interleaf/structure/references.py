@@ -110,6 +110,7 @@ class SectionResolver:
         self.rows = [s for s in sections if s["level"] > 0]  # level 0 is the document itself
         self.by_id = {s["section_id"]: s for s in sections}
         self.doc_title = {s["doc_id"]: s["title"] for s in sections if s["level"] == 0}
+        self.root = {s["doc_id"]: s for s in sections if s["level"] == 0}
         self.order = {s["section_id"]: i for i, s in enumerate(self.rows)}
         self.under = descendants(sections)
         self.by_number: dict[str, list[Row]] = {}
@@ -131,7 +132,9 @@ class SectionResolver:
 
     def _ids(self, found: Iterable[Row], allowed: set[str] | None) -> tuple[str, ...]:
         chosen = {d for s in found if allowed is None or s["doc_id"] in allowed for d in self.under[s["section_id"]]}
-        return tuple(sorted((c for c in chosen if c in self.order), key=self.order.__getitem__))
+        # a document named whole (`_documents_named`) keeps its own quotes, those before any heading
+        kept = [c for c in chosen if c in self.order or self.by_id[c]["level"] == 0]
+        return tuple(sorted(kept, key=lambda c: (self.order.get(c, -1), c)))
 
     def resolve(self, question: str, doc_ids: Iterable[str] | None = None) -> list[Resolved]:
         """The sections a question names; `doc_ids`: only these documents (doc scope), None: all."""
@@ -139,6 +142,7 @@ class SectionResolver:
         out: list[Resolved] = []
 
         def add(text: str, how: str, found: Iterable[Row]) -> bool:
+            found = self._documents_named(list(found), allowed)
             ids = self._ids(found, allowed)
             if ids:
                 out.append(Resolved(text, how, ids))
@@ -174,6 +178,18 @@ class SectionResolver:
             if found and add(title, "title", self.by_title[title]):
                 seen.append(title)
         return most_specific(out)
+
+    def _documents_named(self, found: list[Row], allowed: set[str] | None) -> list[Row]:
+        """A heading that repeats its document's title (the cover's "Understanding Breast Cancer")
+        names the document, not the two quotes under it: the scope is the whole document, and in doc
+        scope, where the question is already asked within it, no scope at all."""
+        named = {s["doc_id"] for s in found if fold(s.get("title")) == fold(self.doc_title.get(s["doc_id"]))}
+        if not named:
+            return found
+        rest = [s for s in found if s["doc_id"] not in named]
+        if allowed is not None and len(allowed) == 1:
+            named -= allowed
+        return rest + [self.root[d] for d in named]
 
     def scoped_query(self, question: str, section_ids: Sequence[str]) -> str:
         """The question as it is asked within these sections: without the words every quote there
