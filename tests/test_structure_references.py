@@ -115,8 +115,10 @@ def test_a_heading_that_repeats_the_document_title_names_the_document() -> None:
     assert text == "understanding breast cancer"
     assert {s["section_id"] for s in whole} == {s["section_id"] for s in rows}  # the root's own quotes too
     assert _resolve(question, rows, doc_ids=[doc_id]) == []
-    # beside a section of the document, the narrower scope is the one kept (`most_specific`)
-    both = _resolve(question + " And aromatase inhibitors?", rows)
+    # beside a section of the document, the narrower scope is the one kept (`most_specific`); a
+    # two-word heading counts only quoted (MIN_UNQUOTED_TITLE_WORDS)
+    assert _resolve(question + " And aromatase inhibitors?", rows)[0][0] == "understanding breast cancer"
+    both = _resolve(question + " And 'Aromatase inhibitors'?", rows)
     assert [(text, [s["title"] for s in found]) for text, _, found in both] == [
         ("aromatase inhibitors", ["Aromatase inhibitors"])
     ]
