@@ -36,27 +36,40 @@ class TablePart:
     repeats_header: bool  # this part's own text already starts with the header row
 
 
+def _is_header(line: str, cells: list[str] | None = None) -> bool:
+    """Column names: not a heading or a continuation mark; a line of text: a short line of words with
+    no digits (the IRS exhibits' data rows start with numbers); Markdown cells: mostly not numbers
+    ("Model | F1 | EM" is a header, "1 | 01-05 | Command Code" is not)."""
+    if parse_heading(line) is not None or CONTINUED.search(line):
+        return False
+    if cells is not None:
+        numeric = sum(bool(re.fullmatch(r"[\d.,:%()\-–/ ]+", c)) for c in cells)
+        return bool(cells) and numeric * 2 < len(cells)
+    words = line.split()
+    return (
+        bool(words)
+        and len(words) <= MAX_HEADER_WORDS
+        and not any(ch.isdigit() for ch in line)
+        and sum(w.isalpha() for w in words) >= max(1, len(words) - 1)
+    )
+
+
 def header_row(text: str | None, table_md: str | None = None) -> str | None:
     """A table's header row: the Markdown table's first row, else the first line of its text (after a
-    heading line) made of words only."""
+    heading line) made of words only. A first row that is not column names (the describer's table of
+    a continued exhibit starts "2.3.59-14 (Cont. | 1) (01-17-2017)") falls back to the text."""
     if table_md:
         lines = [ln for ln in table_md.splitlines() if ln.strip()]
         if len(lines) > 1 and _MD_SEPARATOR.match(lines[1]):
-            cells = [c.strip() for c in lines[0].strip().strip("|").split("|")]
-            row = " | ".join(c for c in cells if c)
-            return row or None
+            cells = [c.strip() for c in lines[0].strip().strip("|").split("|") if c.strip()]
+            row = " | ".join(cells)
+            if row and _is_header(" ".join(cells), cells):
+                return row
     for line in (text or "").splitlines()[:3]:
         line = " ".join(line.split())
         if not line or parse_heading(line) is not None or CONTINUED.search(line):
             continue
-        words = line.split()
-        if (
-            len(words) <= MAX_HEADER_WORDS
-            and not any(ch.isdigit() for ch in line)
-            and sum(w.isalpha() for w in words) >= max(1, len(words) - 1)
-        ):
-            return line
-        return None
+        return line if _is_header(line) else None
     return None
 
 
