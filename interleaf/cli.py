@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from interleaf.cli_output import answer_json, answers_table, metric_rows, stored_metric_rows
+from interleaf.cli_output import answer_json, answers_table, eval_report, recall_table, stored_metric_rows
 from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError, ReadOnlyQueryError
 from interleaf.questions.stage import read_question_file
@@ -331,21 +331,13 @@ def _eval_qa(
     rows = [r for s in scopes for r in run.table("eval_metrics", FULL.name, s).to_pylist()]
     results = recall_summary(run)
     if not quiet:
-        budgets = state.settings.retrieve.budgets
-        title = f"retrieval recall (question set {run.qset.qset_id})"
-        table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=title)
-        for r in results:
-            for group, by_k in r["recall"].items():
-                cells = [f"{by_k[str(k)]:.3f}" for k in budgets]
-                table.add_row(r["variant"], r["scope"], f"{group} ({r['n'][group]})", *cells)
-        out.print(table)
-    if explain_k is not None:
+        out.print(recall_table(results, state.settings.retrieve.budgets, run.qset.qset_id))
+    for s in scopes if explain_k is not None else []:
         from interleaf.evaluate.explain import explain_stored, render
 
-        for s in scopes:
-            reports, infos = explain_stored(explain_tables(run, s), explain_k)
-            out.rule(f"evidence missed at k={explain_k}, {s} scope ({len(reports)})")
-            out.print(render(reports, infos))
+        reports, infos = explain_stored(explain_tables(run, s), explain_k)
+        out.rule(f"evidence missed at k={explain_k}, {s} scope ({len(reports)})")
+        out.print(render(reports, infos))
     run_id = rows[0]["run_id"] if rows else run.run_id
     return rows, run_id, [r | {"qset_id": run.qset.qset_id} for r in results]
 
@@ -353,19 +345,12 @@ def _eval_qa(
 def _report(
     rows: list[dict[str, Any]], run_id: str, results: list[dict[str, Any]], as_json: bool, folder: str | None
 ) -> None:
-    from interleaf.evaluate.report import render_headline, write_report
-
-    report_rows = metric_rows(rows)
     out_dir = Path(folder) if folder else state.warehouse / "reports" / f"eval-{run_id}"
-    md, html, _pngs = write_report(report_rows, out_dir) if report_rows else (None, None, [])
+    payload, headline = eval_report(rows, run_id, results, out_dir)
     if as_json:
-        payload = {"run_id": run_id, "results": results, "metrics": rows, "report": str(html) if html else None}
-        payload["qset_id"] = results[0]["qset_id"] if results else (rows[0]["qset_id"] if rows else None)
         print(json.dumps(payload, default=str))
-        return
-    if report_rows:
-        print(render_headline(report_rows))  # plain text: a terminal's width must not fold the table
-        out.print(f"metrics run {run_id}; report: {html} ({md.name})" if md else "")
+    elif headline:
+        print(headline)  # plain text: a terminal's width must not fold the table
 
 
 def _compare(run_a: str, run_b: str, gate: list[str] | None) -> None:

@@ -96,3 +96,27 @@ def stored_metric_rows(root: Path, run: str) -> list[MetricRow]:
 
 def _sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def recall_table(results: list[dict[str, Any]], budgets: list[int], qset_id: str) -> Table:
+    """Recall@k per variant, scope and evidence group (`flows.query.recall_summary` rows)."""
+    table = Table("variant", "scope", "evidence", *[f"R@{k}" for k in budgets], title=f"retrieval recall ({qset_id})")
+    for r in results:
+        for group, by_k in r["recall"].items():
+            cells = [f"{by_k[str(k)]:.3f}" for k in budgets]
+            table.add_row(r["variant"], r["scope"], f"{group} ({r['n'][group]})", *cells)
+    return table
+
+
+def eval_report(
+    rows: list[dict[str, Any]], run_id: str, results: list[dict[str, Any]], folder: Path
+) -> tuple[dict[str, Any], str | None]:
+    """Writes the report (Markdown, HTML, plots) into `folder`; -> the `--json` payload, and the
+    headline table and the report's place as plain text (None when there are no metric rows)."""
+    from interleaf.evaluate.report import render_headline, write_report
+
+    report_rows = metric_rows(rows)
+    md, html, _pngs = write_report(report_rows, folder) if report_rows else (None, None, [])
+    payload = {"run_id": run_id, "results": results, "metrics": rows, "report": str(html) if html else None}
+    payload["qset_id"] = results[0]["qset_id"] if results else (rows[0]["qset_id"] if rows else None)
+    return payload, f"{render_headline(report_rows)}\nmetrics run {run_id}; report: {html} ({md.name})" if md else None
