@@ -59,6 +59,10 @@ class StageState:
     at: float  # when, in seconds since the epoch
 
 
+# `_schema.parquet` files this process has seen match the declared schemas
+_CURRENT_SCHEMA_FILES: set[Path] = set()
+
+
 class Warehouse:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = resolve_root(root)
@@ -100,11 +104,14 @@ class Warehouse:
 
     def ensure_schema_file(self, table: str) -> None:
         path = self.schema_file(table)
+        if path in _CURRENT_SCHEMA_FILES:  # checked once per process, not on every part written
+            return
         # rewritten when the declared schema changed: an empty view shows the columns it has now
         if not path.exists() or not pq.read_schema(path).equals(schemas.schema_of(table), check_metadata=False):
             sink = pa.BufferOutputStream()
             pq.write_table(schemas.empty(table), sink)
             atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        _CURRENT_SCHEMA_FILES.add(path)
 
     def schema_file(self, table: str) -> Path:
         return self.root / table / "_schema.parquet"

@@ -149,6 +149,7 @@ def explain_stored(tables: Mapping[str, pa.Table], k: int) -> tuple[list[MissRep
     matched against, shown for each quote named). The fused ranking is not stored: a matching quote's
     position is its place in the largest context."""
     from interleaf.evaluate.stage import contexts_by_question, evidence_corpus, qa_items
+    from interleaf.expand.stage import clauses_by_question
 
     items = qa_items(tables["questions"])
     names = {d["name"]: d["doc_id"] for d in tables["documents"].select(["name", "doc_id"]).to_pylist()}
@@ -160,10 +161,8 @@ def explain_stored(tables: Mapping[str, pa.Table], k: int) -> tuple[list[MissRep
         hits.setdefault(h["question_id"], []).append(
             Hit(h["clause_id"], h["retriever"], h["quote_id"], h["rank"], h["score"])
         )
-    asked: dict[str, list[tuple[int, str]]] = {}
-    for c in tables["asked_clauses"].select(["question_id", "clause_id", "kind", "text"]).to_pylist():
-        asked.setdefault(c["question_id"], []).append((c["clause_id"], f"[{c['kind']}] {c['text']}"))
-    clauses = {q: [text for _, text in sorted(cs)] for q, cs in asked.items()}
+    asked = clauses_by_question(tables["asked_clauses"])  # the same columns as expand's `clauses`
+    clauses = {q: [f"[{c.kind}] {c.text}" for c in cs] for q, cs in asked.items()}
     largest = {q: by[max(by)] for q, by in contexts.items() if by}
     reports = explain_misses(found, items, k, hits, largest, contexts, clauses)
     wanted = {m.quote_id for r in reports for m in r.matches} | {d.quote_id for r in reports for d in r.displaced_by}
