@@ -18,7 +18,7 @@ Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
 MODEL ?=
 IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
-.PHONY: help install install-dev e2e e2e-steps test bench serve sql lint
+.PHONY: help install install-dev e2e e2e-steps test bench serve serve-api load sql lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -70,6 +70,12 @@ bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 
 serve: install ## local Prefect server on loopback + the ingest flow on its cron schedule over the inbox
 	$(PYTHON) -m flows.serve
+
+serve-api: install ## the HTTP API (OpenAI-compatible) and web page over the warehouse, on 127.0.0.1:8080 (HOST=, PORT=)
+	$(IL) serve $(if $(HOST),--host $(HOST),) $(if $(PORT),--port $(PORT),)
+
+load: install ## load test of the server on loopback: 16 clients for 60 s; requests/s, p50/p95/p99, errors, RSS
+	$(PYTHON) benchmarks/load.py --corpus $(CORPUS)
 
 sql: install ## run a read-only query: make sql Q="select * from documents"
 	$(PYTHON) -m interleaf.cli sql "$(Q)"

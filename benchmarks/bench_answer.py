@@ -59,7 +59,7 @@ def main() -> None:
     warm = []
     # the first question loads the index into the process; it is not a warm sample
     for i, item in enumerate([{"question": "What is this document about?", "doc": items[0]["doc"]}, *items]):
-        question = single_question(item["question"] + " (warm)", item["doc"])
+        question = single_question(item["question"] + " (warm)", [item["doc"]])
         started = time.perf_counter()
         run = run_queries(root, settings, question, ["doc"], use_prefect=False, evaluate=False)
         answer_views(run, "doc")

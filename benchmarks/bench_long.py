@@ -128,7 +128,7 @@ def bm25_build(settings: Settings, quotes: pa.Table, documents: pa.Table, quote_
         corpus = corpus_for(variant, settings.index, quotes, documents, quote_texts)
         composed = time.perf_counter() - started
         retriever = get_retriever(variant)
-        rows = retriever.encode(corpus, None, "")
+        rows, _ = retriever.encode(corpus, None, "")
         retriever.load(corpus, rows)
         mean_chars = sum(len(t) for t in corpus.texts) / len(corpus)
         seconds.append(time.perf_counter() - started)

@@ -47,7 +47,7 @@ def compare_with_sentence_transformers(spec: Any, sample: Any, onnx_rows: Any, o
     reference = get_retriever(spec.model_copy(update={"backend": "sentence-transformers"}))
     reference.encode(sample.subset([0]), None, "")  # model load is not the rate
     started = time.perf_counter()
-    rows = reference.encode(sample, None, "")
+    rows, _ = reference.encode(sample, None, "")
     rate = len(sample) / (time.perf_counter() - started)
     ours = np.asarray(onnx_rows.column("vector").to_pylist(), dtype=np.float32)
     theirs = np.asarray(rows.column("vector").to_pylist(), dtype=np.float32)
@@ -89,10 +89,10 @@ def main() -> None:
         retriever = get_retriever(spec)
         retriever.encode(full.subset([0]), None, str(wh.root))  # model load is not the rate
         started = time.perf_counter()
-        sample_rows = retriever.encode(sample, None, str(wh.root))
+        sample_rows, _ = retriever.encode(sample, None, str(wh.root))
         if spec.kind == "bm25":
             started_load = time.perf_counter()
-            rows = retriever.encode(full, None, str(wh.root))
+            rows, _ = retriever.encode(full, None, str(wh.root))
             retriever.load(full, rows)
             rate = len(full) / (time.perf_counter() - started_load)
         else:

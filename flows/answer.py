@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.ingest import ingest_stages
+from interleaf import progress
 from interleaf.config import Settings
 from interleaf.evaluate.stage import EvaluateStage
 from interleaf.expand.stage import ExpandStage
 from interleaf.generate.protocol import Generator
 from interleaf.generate.stage import GenerateStage
-from interleaf.index.stage import LoadedIndex
 from interleaf.questions.stage import QuestionSet, QuestionsStage
+from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex
 from interleaf.retrieve.stage import RetrieveStage
 from interleaf.stage import Stage, StageInput
 from tasks.context import RunContext
@@ -23,16 +26,21 @@ from warehouse import Warehouse
 
 
 def answer_stages(
-    settings: Settings, generate: bool = True, evaluate: bool = True, generator: Generator | None = None
+    settings: Settings,
+    generate: bool = True,
+    evaluate: bool = True,
+    generator: Generator | None = None,
+    indexes: IndexHolder | None = None,
 ) -> list[Stage]:
     """`generate=False`: retrieval only (an ablation variant is scored on recall alone);
-    `evaluate=False`: no gold to score against (`interleaf ask`)."""
+    `evaluate=False`: no gold to score against (`interleaf ask`); `indexes`: where the loaded
+    index is kept (shared by every plan that searches the same corpus)."""
     scope, budgets = settings.retrieve.scope, settings.retrieve.budgets
     answered = settings.generate if generate else None
     return [
         QuestionsStage(),
         ExpandStage(settings.expand),
-        RetrieveStage(settings.retrieve, settings.index, settings.expand),
+        RetrieveStage(settings.retrieve, settings.index, settings.expand, indexes),
         *([GenerateStage(settings.generate, scope, generator)] if generate else []),
         *([EvaluateStage(settings.evaluate, scope, budgets, answered)] if evaluate else []),
     ]
@@ -52,7 +60,10 @@ def query_stages(plan: Plan) -> list[Stage]:
 
 @task(name="stage", task_run_name="{stage}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, qset: QuestionSet) -> UnitResult:
-    return run_unit(ctx, plan, stage, qset.qset_id, source=qset if stage == "questions" else None, path=qset.source)
+    started = time.perf_counter()
+    result = run_unit(ctx, plan, stage, qset.qset_id, source=qset if stage == "questions" else None, path=qset.source)
+    progress.unit_done(Path(qset.source).name or qset.qset_id, result, started)
+    return result
 
 
 @flow(name="answer", log_prints=False)
@@ -61,12 +72,13 @@ def answer_flow(ctx: RunContext, plans: list[Plan], qset: QuestionSet) -> list[U
     return [stage_task(ctx, plan, stage.name, qset) for plan in plans for stage in query_stages(plan)]
 
 
-def open_index(wh: Warehouse, settings: Settings) -> LoadedIndex:
-    """Every configured retriever loaded from its stored rows (bench, tests, a long-lived server)."""
-    plan = answer_plan(wh, settings)
+def open_index(wh: Warehouse, settings: Settings, indexes: IndexHolder | None = None) -> LoadedIndex:
+    """Every configured retriever loaded from its stored rows, into `indexes` when given (the
+    server's warm-up and reload), so that the questions asked next find it loaded."""
+    plan = answer_plan(wh, settings, indexes=indexes)
     stage = plan.stage("retrieve")
     assert isinstance(stage, RetrieveStage)
     given = StageInput(
         "", LazyTables.inputs(wh, plan, stage, ""), wh.root, upstream={u: plan.fingerprints[u] for u in stage.upstream}
     )
-    return stage.index(given)
+    return stage.load_index(given)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -40,8 +42,11 @@ class IngestError(InterleafError):
 
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
+    started = time.perf_counter()
     mapper = page_map(ctx.settings.parse.workers, on_result=lambda pages: progress.advance(len(pages)))
-    return run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=mapper if stage == "parse" else map)
+    result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=mapper if stage == "parse" else map)
+    progress.unit_done(Path(path).name, result, started)
+    return result
 
 
 # Two documents in flight keep the page workers busy while one of them is being written.

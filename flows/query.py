@@ -21,6 +21,9 @@ from interleaf.evaluate.ablation import FULL, Variant
 from interleaf.evaluate.answers import Answered
 from interleaf.questions.stage import QuestionSet
 from interleaf.render import AnswerView
+from interleaf.retrieve.loaded_index import IndexHolder
+from interleaf.scope import DocumentCatalog, scoped_question_set
+from interleaf.stored_answers import TABLES, StoredAnswer, read_stored_answers
 from tasks.context import RunContext, new_run_id
 from tasks.stage_task import (
     LazyTables,
@@ -40,6 +43,8 @@ class QueryRun:
     run_id: str
     qset: QuestionSet
     plans: dict[tuple[str, str], Plan]  # (variant, scope) -> plan
+    warehouse: Warehouse
+    settings: dict[tuple[str, str], Settings]  # (variant, scope) -> what its plan was built from
     results: list[UnitResult] = field(default_factory=list)
     seconds: float = 0.0
     flow_started: bool = False
@@ -49,9 +54,13 @@ class QueryRun:
         scope = scope or next(s for v, s in self.plans if v == variant)
         plan = self.plans[(variant, scope)]
         stage = next(s for s in plan.stages if name in s.outputs)
-        return self._wh.read_table(name, plan.fingerprints[stage.name], [self.qset.qset_id])
+        return self.warehouse.read_table(name, plan.fingerprints[stage.name], [self.qset.qset_id])
 
-    _wh: Warehouse = field(default=None, repr=False)  # type: ignore[assignment]
+    def inputs(self, stage: str, variant: str = FULL.name, scope: str | None = None) -> LazyTables:
+        """What `stage` reads for this question set under the (variant, scope) configuration."""
+        scope = scope or next(s for v, s in self.plans if v == variant)
+        plan = self.plans[(variant, scope)]
+        return LazyTables.inputs(self.warehouse, plan, plan.stage(stage), self.qset.qset_id)
 
 
 def run_queries(
@@ -62,21 +71,24 @@ def run_queries(
     variants: list[Variant] | None = None,
     force_from: str | None = None,
     use_prefect: bool = True,
+    catalog: DocumentCatalog | None = None,
     **plan_options: Any,
 ) -> QueryRun:
-    """`plan_options` go to `answer_plan` (ask: no evaluate, a streaming generator)."""
+    """`plan_options` go to `answer_plan` (ask: no evaluate, a streaming generator; the server: its
+    `indexes`, loaded at start). `catalog`: the documents the names resolve against, when the
+    caller holds them already (the server: read once per published ingest, not per question)."""
     started = time.perf_counter()
     wh = Warehouse(root)
     variants = variants or [FULL]
-    plans = {
-        (v.name, scope): answer_plan(wh, _configure(settings, v, scope), v.name == FULL.name, **plan_options)
-        for v in variants
-        for scope in scopes
-    }
+    # one loaded index for every variant and scope: they search the same corpus
+    plan_options.setdefault("indexes", IndexHolder())
+    configured = {(v.name, scope): _configure(settings, v, scope) for v in variants for scope in scopes}
+    plans = {key: answer_plan(wh, s, key[0] == FULL.name, **plan_options) for key, s in configured.items()}
     first = next(iter(plans.values()))
     check_ingested(wh, first)
+    qset = scoped_question_set(qset, catalog or DocumentCatalog.of(wh), scopes)
     ctx = RunContext(new_run_id(), "answer", str(wh.root), settings, forced_from(first, force_from))
-    run = QueryRun(ctx.run_id, qset, plans, _wh=wh)
+    run = QueryRun(ctx.run_id, qset, plans, wh, configured)
     todo = [
         p
         for p in plans.values()
@@ -158,8 +170,7 @@ def recall_summary(run: QueryRun) -> list[dict[str, object]]:
 
 def explain_tables(run: QueryRun, scope: str, variant: str = FULL.name) -> dict[str, pa.Table]:
     """What `interleaf eval --explain` reads: the run's retrieval outputs and what they were over."""
-    plan = run.plans[(variant, scope)]
-    given = LazyTables.inputs(run._wh, plan, plan.stage("retrieve"), run.qset.qset_id)
+    given = run.inputs("retrieve", variant, scope)
     over = {t: given[t] for t in ("questions", "documents", "quotes", "quote_texts", "index_texts")}
     return over | {t: run.table(t, variant, scope) for t in ("hits", "asked_clauses", "contexts")}
 
@@ -177,62 +188,51 @@ def stored_question_sets(root: Path) -> list[QuestionSet]:
     for r in rows:
         sets.setdefault(r["qset_id"], []).append(r)
     keep = ("question_id", "question", "doc_name", "answer", "evidence_json", "question_type")
+    keep += ("must_include", "answerable", "cross_page")
     return [
         QuestionSet(qset_id, rs[0]["source"], [{k: r[k] for k in keep} for r in rs]) for qset_id, rs in sets.items()
     ]
 
 
+def stored_answers_of(run: QueryRun, scope: str, variant: str = FULL.name) -> list[StoredAnswer]:
+    """The run's stored answers, through the one reader (interleaf/stored_answers.py)."""
+    given = run.inputs("generate", variant, scope)
+    tables = {t: given[t] for t in TABLES if t in given}
+    tables |= {t: run.table(t, variant, scope) for t in ("answers", "citations")}
+    return read_stored_answers(tables, run.settings[(variant, scope)].generate)
+
+
 def answer_views(run: QueryRun, scope: str, variant: str = FULL.name) -> list[AnswerView]:
     """Every stored answer of the run as the renderers take it: its context quotes, its checked
-    citations (checked again from the raw answer: the checker is pure), crops and pages."""
-    from interleaf.generate.citations import check_answer
-    from interleaf.generate.stage import build_requests
+    citations as stored, crops and pages."""
     from interleaf.render import AnswerView, PdfPages
 
-    plan = run.plans[(variant, scope)]
-    generate = plan.stage("generate")
-    wh = run._wh
-    tables = LazyTables.inputs(wh, plan, generate, run.qset.qset_id)
-    requests = {
-        r.question_id: r
-        for r in build_requests(
-            *(tables[t] for t in ("questions", "contexts", "clauses", "quotes", "quote_texts", "documents")),
-            generate.settings,  # type: ignore[attr-defined]
+    documents = run.inputs("generate", variant, scope)["documents"]
+    pages = PdfPages({d["doc_id"]: d["path"] for d in documents.select(["doc_id", "path"]).to_pylist()})
+    root = run.warehouse.root
+    return [
+        AnswerView(
+            question_id=a.question_id,
+            question=a.question,
+            checked=a.checked,
+            quotes=a.context,
+            generator=a.generator,
+            model=a.model,
+            seconds=a.seconds,
+            error=a.error,
+            load_image=lambda img_path: (root / img_path).read_bytes(),
+            load_page=pages,
         )
-    }
-    pages = PdfPages({d["doc_id"]: d["path"] for d in tables["documents"].select(["doc_id", "path"]).to_pylist()})
-    views = []
-    for a in run.table("answers", variant, scope).to_pylist():
-        request = requests[a["question_id"]]
-        views.append(
-            AnswerView(
-                question_id=a["question_id"],
-                question=a["question"],
-                checked=check_answer(a["raw_md"], request.quotes),
-                quotes=request.quotes,
-                generator=a["generator"],
-                model=a["model"],
-                seconds=a["seconds"],
-                error=a["error"],
-                load_image=lambda img_path: (wh.root / img_path).read_bytes(),
-                load_page=pages,
-            )
-        )
-    return views
+        for a in stored_answers_of(run, scope, variant)
+    ]
 
 
 def answered_of(run: QueryRun, scope: str, variant: str = FULL.name) -> list[Answered]:
     """The run's answered questions with their gold quotes, as the evaluate stage scores them."""
     from interleaf.evaluate.answers import answered_questions
     from interleaf.evaluate.stage import evidence_corpus
-    from interleaf.generate.stage import build_requests
 
-    plan = run.plans[(variant, scope)]
-    evaluate = plan.stage("evaluate")
-    t = LazyTables.inputs(run._wh, plan, evaluate, run.qset.qset_id)
-    inputs = [t[name] for name in ("questions", "contexts", "clauses", "quotes", "quote_texts", "documents")]
-    requests = {r.question_id: r for r in build_requests(*inputs, plan.stage("generate").settings)}  # type: ignore[attr-defined]
-    answers = {a["question_id"]: a for a in t["answers"].to_pylist()}
+    t = run.inputs("evaluate", variant, scope)
     names = {d["name"]: d["doc_id"] for d in t["documents"].select(["name", "doc_id"]).to_pylist()}
     corpus = evidence_corpus(t["quotes"], t["quote_texts"])
-    return answered_questions(t["questions"].to_pylist(), requests, answers, corpus, names)
+    return answered_questions(t["questions"].to_pylist(), stored_answers_of(run, scope, variant), corpus, names)

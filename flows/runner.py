@@ -2,7 +2,10 @@
 
 When every document is already parsed, described and indexed under the configured fingerprints
 there is nothing to run, and the flow is not started at all (starting Prefect's temporary server
-alone takes seconds); the views are pointed at those stored outputs.
+alone takes seconds); the views are pointed at those stored outputs. A file that does not open as
+a PDF (no %PDF- header, damaged, encrypted, no pages) is rejected before the flow starts, so that a
+batch of bad files starts neither Prefect nor a model. The report says when every input was
+rejected (the CLI then exits 1).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from rich.table import Table
 
 from interleaf import progress
 from interleaf.config import Settings
-from interleaf.errors import CatalogError, InterleafError
+from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
+from interleaf.parse.stage import SourceFile
+from interleaf.pdf.document import page_count_and_title
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
-from tasks.stage_task import Plan, UnitResult, pending, publish, record_unchanged
+from tasks.stage_task import Plan, UnitResult, is_committed, pending, publish, record_unchanged, run_unit
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
 
@@ -35,6 +40,12 @@ class IngestReport:
     seconds: float = 0.0
     flow_started: bool = False
     warnings: list[str] = field(default_factory=list)
+    unusable: list[str] = field(default_factory=list)  # doc_ids with no parsed document (rejected)
+
+    @property
+    def all_rejected(self) -> bool:
+        """Every input was rejected, in this run or an earlier one: nothing of it can be searched."""
+        return bool(self.files) and set(self.unusable) >= set(self.files.values())
 
     def of(self, stage: str) -> list[UnitResult]:
         return [r for r in self.results if r.stage == stage]
@@ -87,6 +98,28 @@ def _page_count(path: str) -> int:
         return 0  # a file that cannot be opened: parse will reject it and say why
 
 
+def _unopenable(path: str) -> bool:
+    """The checks parse makes before any page work (a %PDF- header, PyMuPDF opens it, no password,
+    pages): a file failing them is rejected without starting Prefect or loading a model."""
+    try:
+        page_count_and_title(Path(path).read_bytes(), Path(path).name)
+    except (OSError, DocumentError):
+        return True
+    return False
+
+
+def _reject_unopenable(ctx: RunContext, plan: Plan, files: dict[str, str], todo: list[str]) -> list[UnitResult]:
+    """Parse (that is: reject, with the reason in `rejects`) the files among `todo` that do not open."""
+    results, done = [], set()
+    for path, doc_id in files.items():
+        if doc_id in todo and doc_id not in done and _unopenable(path):
+            started = time.perf_counter()
+            result = run_unit(ctx, plan, "parse", doc_id, source=SourceFile(path, doc_id), path=path)
+            results.append(progress.unit_done(Path(path).name, result, started))
+            done.add(doc_id)
+    return results
+
+
 def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str | None) -> IngestReport:
     from flows.ingest import IngestError, ingest_flow, ingest_stages
 
@@ -99,26 +132,39 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     doc_ids = sorted(set(files.values()))
     report = IngestReport(ctx.run_id, files)
     todo_parse = pending(ctx, plan, plan.stage("parse"), doc_ids)
-    if not todo_parse and not any(pending(ctx, plan, s, doc_ids) for s in plan.stages[1:]):
+    rejected = _reject_unopenable(ctx, plan, files, todo_parse)
+    gone = {r.unit for r in rejected}
+    todo_parse = [d for d in todo_parse if d not in gone]
+    files_left = {p: d for p, d in files.items() if d not in gone}
+    docs_left = sorted(set(files_left.values()))
+    if not todo_parse and not any(pending(ctx, plan, s, docs_left) for s in plan.stages[1:]):
         publish(ctx, plan, "ingest")  # the config may point back at outputs stored earlier
-        record_unchanged(ctx, plan, doc_ids)
+        if docs_left:  # the rejected ones have their ledger rows already
+            record_unchanged(ctx, plan, docs_left)
         _refresh_catalog(wh, report)
-        report.results = [UnitResult("parse", d, "cached") for d in doc_ids]
-        report.seconds = time.perf_counter() - started
-        return report
+        report.results = rejected + [UnitResult("parse", d, "cached") for d in docs_left]
+        return _finish(report, wh, plan, started)
 
-    todo_paths = [p for p, d in files.items() if d in set(todo_parse)]
+    todo_paths = [p for p, d in files_left.items() if d in set(todo_parse)]
     bar = progress.PageProgress(sum(_page_count(p) for p in todo_paths))
     progress.set_current(bar)
     report.flow_started = True
     try:
-        report.results = ingest_flow(ctx, plan, files)
+        report.results = rejected + ingest_flow(ctx, plan, files_left)
     except IngestError as exc:
+        report.results = rejected
         report.failed = [(path, str(error)) for path, error in exc.failures]
     finally:
         bar.close()
         progress.set_current(None)
     _refresh_catalog(wh, report)
+    return _finish(report, wh, plan, started)
+
+
+def _finish(report: IngestReport, wh: Warehouse, plan: Plan, started: float) -> IngestReport:
+    parse = plan.stage("parse")
+    fingerprint = plan.fingerprints[parse.name]
+    report.unusable = [d for d in sorted(set(report.files.values())) if not is_committed(wh, parse, fingerprint, d)]
     report.seconds = time.perf_counter() - started
     return report
 

@@ -1,17 +1,50 @@
-"""What the CLI prints and writes beyond the stored tables: the answers' summary table, an
+"""What the CLI prints and writes beyond the stored tables: its consoles (a pipe or file gets
+lines as long as their content), the answers' summary table, an
 answer as JSON, evaluation rows for the report and the regression gate."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from interleaf.errors import InterleafError
 from interleaf.evaluate.report import MetricRow, read_rows
 from warehouse import Warehouse
 from warehouse.catalog import query_stored
+
+# Output to a pipe or a file has no width to fold to: rich's default there is 80 columns, which
+# cuts tables and the eval --explain trace in a CI log. Wide enough for any table's natural width.
+LOG_WIDTH = 4096
+
+
+class LogConsole(Console):
+    """A console writing to a pipe or a file: each line as long as its content. A rule is a short
+    heading line (a full-width one would be LOG_WIDTH characters of dashes)."""
+
+    def rule(self, title: Any = "", *, characters: str = "─", style: Any = "rule.line", align: Any = "center") -> None:
+        text = Text.assemble(characters * 3, " ", title, " ", characters * 3) if title else characters * 3
+        self.print(text, style=style if not title else "")
+
+
+def make_console(stderr: bool = False) -> Console:
+    """Rich's console for stdout (stderr); a LogConsole unless it writes to a terminal. COLUMNS,
+    when set, still sets the width."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    columns = os.environ.get("COLUMNS", "")
+    return LogConsole(stderr=stderr, width=int(columns) if columns.isdigit() else LOG_WIDTH)
+
+
+def error_line(exc: BaseException) -> Text:
+    """`error: <message>` as one line, the message taken literally (no rich markup in it)."""
+    return Text.assemble(("error:", "red"), " ", " ".join(str(exc).split()))
 
 
 def answers_table(run: Any, scope: str) -> Table:
@@ -109,14 +142,21 @@ def recall_table(results: list[dict[str, Any]], budgets: list[int], qset_id: str
 
 
 def eval_report(
-    rows: list[dict[str, Any]], run_id: str, results: list[dict[str, Any]], folder: Path
+    rows: list[dict[str, Any]],
+    run_id: str,
+    results: list[dict[str, Any]],
+    folder: Path,
+    names: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], str | None]:
     """Writes the report (Markdown, HTML, plots) into `folder`; -> the `--json` payload, and the
-    headline table and the report's place as plain text (None when there are no metric rows)."""
+    headline table and the report's place as plain text (None when there are no metric rows).
+    `names`: question set id -> its question file's name, for legends and tables."""
     from interleaf.evaluate.report import render_headline, write_report
 
     report_rows = metric_rows(rows)
-    md, html, _pngs = write_report(report_rows, folder) if report_rows else (None, None, [])
+    md, html, _pngs = write_report(report_rows, folder, names=names) if report_rows else (None, None, [])
     payload = {"run_id": run_id, "results": results, "metrics": rows, "report": str(html) if html else None}
     payload["qset_id"] = results[0]["qset_id"] if results else (rows[0]["qset_id"] if rows else None)
-    return payload, f"{render_headline(report_rows)}\nmetrics run {run_id}; report: {html} ({md.name})" if md else None
+    if not md:
+        return payload, None
+    return payload, f"{render_headline(report_rows, names)}\nmetrics run {run_id}; report: {html} ({md.name})"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
+import types
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from interleaf.describe.config import DescribeConfig
 from interleaf.errors import ConfigError
@@ -16,6 +18,7 @@ from interleaf.generate.config import GenerateConfig
 from interleaf.index.config import IndexConfig
 from interleaf.parse.config import ParseConfig
 from interleaf.retrieve.config import RetrieveConfig
+from interleaf.serve.config import ApiConfig
 from interleaf.strict import Strict
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
@@ -27,6 +30,7 @@ class ServeConfig(Strict):
     cron: str = "*/15 * * * *"
     host: str = "127.0.0.1"  # the local Prefect server listens on loopback only
     port: int = Field(4200, ge=1024, le=65535)
+    api: ApiConfig = ApiConfig()  # `interleaf serve`: the HTTP API and web page
 
 
 class Settings(Strict):
@@ -57,18 +61,95 @@ def model_overrides(name: str) -> list[str]:
 
 
 def load_settings(path: str | Path | None = None, overrides: list[str] | None = None) -> Settings:
-    """Read a YAML config, apply `key.sub=value` overrides (values parsed as YAML), validate."""
+    """Read a YAML config, apply `key.sub=value` overrides (values parsed as YAML), validate. A bad
+    value is a ConfigError of one line naming the key, where it came from and what it accepts."""
     config_path = Path(path) if path else DEFAULT_CONFIG
     try:
         raw = yaml.safe_load(config_path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{config_path}: cannot read config: {exc}") from exc
+        raise ConfigError(f"{config_path}: cannot read config: {' '.join(str(exc).split())}") from exc
+    given: dict[str, str] = {}  # dotted key -> the --set item that gave it
     for item in overrides or []:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"override {item!r} is not of the form key.sub=value")
-        _set_dotted(raw, key.strip(), yaml.safe_load(value))
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r} is not of the form key.sub=value")
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or "cannot be parsed"
+            raise ConfigError(f"--set {item}: the value is not valid YAML ({problem})") from exc
+        _set_dotted(raw, key.strip(), parsed)
+        given[key.strip()] = item
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{config_path}: {exc}") from exc
+        raise ConfigError("; ".join(_explain(error, config_path, given) for error in exc.errors())) from exc
+
+
+def _explain(error: Any, config_path: Path, given: dict[str, str]) -> str:
+    """One pydantic error as `where: key = value: what it accepts`."""
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join(loc)
+    item = next((given[k] for k in given if key == k or key.startswith(k + ".") or k.startswith(key + ".")), None)
+    where = f"--set {item}" if item else str(config_path)
+    if error["type"] == "extra_forbidden":
+        parent = _model_at(loc[:-1])
+        names = sorted(parent.model_fields) if parent else []
+        close = difflib.get_close_matches(loc[-1], names, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        owner = ".".join(loc[:-1]) or "the config"
+        return f"{where}: unknown key {key}{hint}; {owner} accepts: {', '.join(names)}"
+    if error["type"] == "value_error":  # a model's own check: its message says what is wrong
+        return f"{where}: {key}: {error['msg'].removeprefix('Value error, ')}"
+    value = repr(error.get("input"))
+    value = value if len(value) <= 60 else value[:57] + "..."
+    if error["type"] == "literal_error":
+        return f"{where}: {key} = {value} is not accepted; it must be {error['ctx']['expected']}"
+    accepts = _type_name(_annotation_at(loc))
+    return f"{where}: {key} = {value} is not accepted; it takes {accepts} ({error['msg'].lower()})"
+
+
+def _model_at(loc: list[str]) -> type[BaseModel] | None:
+    annotation = _annotation_at(loc) if loc else Settings
+    return _model_of(annotation)
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):  # Optional[...], list[...], unions
+        model = _model_of(arg)
+        if model is not None:
+            return model
+    return None
+
+
+def _annotation_at(loc: list[str]) -> Any:
+    """The declared type at a dotted location (None when the path leaves the models)."""
+    current: Any = Settings
+    for part in loc:
+        if part.isdigit():
+            args = get_args(current)
+            current = args[0] if args else None
+            continue
+        model = _model_of(current)
+        if model is None or part not in model.model_fields:
+            return None
+        current = model.model_fields[part].annotation
+    return current
+
+
+def _type_name(annotation: Any) -> str:
+    """`list[int]`, `int | None`, `BM25Config | DenseConfig`: a declared type as a reader writes it."""
+    if annotation is None:
+        return "a value of another type"
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin in (Union, types.UnionType):
+        return " | ".join("None" if a is type(None) else _type_name(a) for a in args)
+    if origin is Literal:
+        return " or ".join(repr(a) for a in args)
+    if origin is not None:
+        return f"{getattr(origin, '__name__', origin)}[{', '.join(_type_name(a) for a in args)}]"
+    return getattr(annotation, "__name__", str(annotation))

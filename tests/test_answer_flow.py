@@ -77,10 +77,36 @@ def test_offline_answers_meet_the_quality_targets(answered: dict, corpus_warehou
             "and group_name = 'all' and scope = 'doc'",
         )
     }
-    # measured: quote F1 0.82, number recall 0.81 (issue targets: 0.65 and 0.80)
+    # measured: quote F1 0.70, number recall 0.54 (issue 9's targets were 0.65 and 0.80). The composer
+    # that reached 0.81 pasted whole tables, which held the gold numbers; it now writes the one row or
+    # sentence each part of the question asks for (issue 15), and recall here fell with the dumps.
     assert metrics["quote_f1"] >= 0.65, metrics
-    assert metrics["short_answer_number_recall"] >= 0.80, metrics
+    assert metrics["short_answer_number_recall"] >= 0.45, metrics
     assert metrics["judge_mean"] is None  # no judge configured: not computed, never estimated
+
+
+def test_answers_are_right_abstain_when_unanswerable_and_answer_cells_briefly(
+    corpus_warehouse: IngestedWarehouse, corpus: Path
+) -> None:
+    """Issue 15's measures on qa_dev_answers.jsonl (doc scope; a032's manual is not in this warehouse,
+    so that line is a reject and 31 questions are asked)."""
+    qa = str(corpus / "qa_dev_answers.jsonl")
+    result = run_cli(corpus_warehouse.root, "eval", "--qa", qa, "--scope", "doc")
+    assert re.search(r"skipped a032: .*game-manual-619p", result.stdout), result.stdout  # the rest answered
+    run_id = re.search(r"metrics run (\w+)", result.stdout).group(1)
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "select metric, breakdown, group_name, value, n from eval_metrics "
+        f"where run_id = '{run_id}' and metric in ('answer_correct', 'abstention_recall', 'false_abstention', "
+        "'median_words')",
+    )
+    overall = {r["metric"]: r for r in rows if r["breakdown"] == "all"}
+    # measured: 22 / 26 right, 5 / 5 abstentions, 0 / 26 false abstentions, table cells in 27 words
+    assert overall["answer_correct"]["n"] == 26 and overall["answer_correct"]["value"] >= 0.75, overall
+    assert overall["abstention_recall"]["n"] == 5 and overall["abstention_recall"]["value"] >= 0.8, overall
+    assert overall["false_abstention"]["value"] <= 0.1, overall
+    [cells] = [r for r in rows if r["metric"] == "median_words" and r["group_name"] == "table_cell"]
+    assert cells["value"] <= 40, cells
 
 
 def test_run_from_generate_recomputes_generate_and_evaluate_only(

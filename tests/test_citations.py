@@ -182,3 +182,56 @@ def test_embedding_similarity_accepts_a_paraphrase_words_miss(quotes: list[Conte
     assert [s.supported for s in words_only.sentences] == [False, False]
     assert [s.supported for s in with_embed.sentences] == [True, False]
     assert "similarity 0.6" in with_embed.sentences[0].citations[0].reason
+
+
+# -- relevance beside support: does the answer address the question -------------------------------
+
+TESLA = "What was Tesla's closing stock price on 3 January 2022?"
+
+
+@pytest.fixture(scope="module")
+def memo(corpus: Path) -> ContextQuote:
+    """The memo of bad/fake-memo-with-duplicate-page.pdf, as the corpus search returned it for TESLA."""
+    with pymupdf.open(corpus / "bad" / "fake-memo-with-duplicate-page.pdf") as pdf:
+        text = pdf[0].get_text()
+    return ContextQuote("memo", "text", 1, "d9", "fake-memo-with-duplicate-page.pdf", 0, "text", text)
+
+
+def test_a_supported_sentence_that_answers_another_question_does_not_pass(memo: ContextQuote) -> None:
+    checked = check_answer("A total of 3 trucks were used for 15 hours [1].", [memo], question=TESLA)
+    assert checked.sentences[0].supported is True  # the memo backs the sentence ...
+    assert checked.relevance is not None and checked.relevance.addresses is False  # ... which says nothing of Tesla
+    assert "Tesla" in checked.relevance.reason and not checked.relevance.said_missing
+    said = check_answer("The documents do not say what Tesla's closing stock price was.", [memo], question=TESLA)
+    assert said.relevance is not None and said.relevance.addresses and said.relevance.said_missing
+    assert check_answer("A total of 3 trucks were used for 15 hours [1].", [memo]).relevance is None
+
+
+def test_each_part_is_answered_or_said_missing(quotes: list[ContextQuote]) -> None:
+    question = "How many VQA instances remain after the visual-dependency filter, and how long did annotators spend?"
+    part_1 = "157,586 VQA instances remain after the visual-dependency filter [1]."
+    both = check_answer(f"{part_1} The documents do not say how long annotators spent.", quotes, question=question)
+    assert both.relevance is not None and both.relevance.addresses and not both.relevance.said_missing
+    assert both.relevance.reason == "part 1 answered [1]; part 2 said missing"
+    dropped = check_answer(part_1, quotes, question=question)  # the second part silently dropped
+    assert dropped.relevance is not None and not dropped.relevance.addresses
+    assert dropped.relevance.reason.startswith("part 1 answered [1]; part 2 not answered")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "missing"),
+    [
+        ("The documents do not say what MAUVE score LLaVa-OneVision gets with CoT.", True),
+        ("This is not mentioned in the provided quotes.", True),
+        ("I cannot find the Top-20 accuracy on MS MARCO in the quotes.", True),
+        ("The provided context does not contain Tesla's stock price.", True),
+        ("None of the quotes gives a dollar amount for Pillar 4.", True),
+        ("There is no information about a 12 g concentration.", True),
+        ("The drug does not say much about dosage on its label [2].", False),
+        ("Table 5 does not include a CoT row for LLaVa-OneVision [1].", False),
+    ],
+)
+def test_the_forms_models_write_not_in_the_documents_in(sentence: str, missing: bool) -> None:
+    from interleaf.generate.abstain import says_missing
+
+    assert says_missing(sentence) is missing

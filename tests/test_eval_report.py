@@ -98,7 +98,7 @@ def _run_rows(items: list[MMDocRAGItem], judge: bool) -> list[MetricRow]:
     criteria = ("judge_fluency", "judge_citation_quality", "judge_text_image_coherence", "judge_mean")
     scores = (4.5, 3.0, 3.5, 3.67)
     rows += rows_from_values(
-        [Value(c, s if judge else None, 4 if judge else 0, "" if judge else "no judge configured")
+        [Value(c, s if judge else None, 4 if judge else 0, "" if judge else "not computed: no judge configured")
          for c, s in zip(criteria, scores, strict=True)],
         **common,
     )  # fmt: skip
@@ -117,11 +117,14 @@ def _run_rows(items: list[MMDocRAGItem], judge: bool) -> list[MetricRow]:
     return rows
 
 
+NAMES = {"mmdocrag:sample": "sample_15.jsonl", "qa_dev": "qa_dev.jsonl"}
+
+
 def test_report_without_a_judge_plots_what_exists_and_says_judge_not_computed(
     items: list[MMDocRAGItem], tmp_path: Path
 ) -> None:
     rows = _run_rows(items, judge=False)
-    md_path, html_path, pngs = write_report(rows, tmp_path / "report")
+    md_path, html_path, pngs = write_report(rows, tmp_path / "report", names=NAMES)
     assert sorted(p.name for p in pngs) == [
         "quote_f1_by_question_type.png",
         "recall_at_k.png",
@@ -133,10 +136,17 @@ def test_report_without_a_judge_plots_what_exists_and_says_judge_not_computed(
     md = md_path.read_text("utf-8")
     assert "Judge metrics: not computed (no judge configured)." in md
     assert "judge_scores.png" not in md
-    assert "| mmdocrag:sample | full | fixed | quote_f1 | 0.575 | 4 | per question, averaged |" in md
-    assert "| mmdocrag:sample | full | fixed | judge_mean | not computed | 0 | no judge configured |" in md
-    # F1 by question type: Analytical is q1 alone (1.0), Comparative q0 (0.5)
-    assert "| Analytical | 1.000 (1) |" in md and "| Comparative | 0.500 (1) |" in md
+    # slices are named by their question file and scope, not by the question set's id
+    assert "| sample_15.jsonl · fixed | quote_f1 | 0.575 | 4 | per question, averaged |" in md
+    assert "| mmdocrag:sample |" not in md
+    # a metric no slice computed is one line, not a row or a column of "not computed"
+    assert "judge_mean | not computed" not in md
+    assert (
+        "Not computed in this run: judge_fluency, judge_citation_quality, judge_text_image_coherence, judge_mean "
+        "(no judge configured)." in md
+    )
+    # F1 by question type: Analytical is q1 alone (1.0), Comparative q0 (0.5): each one question, marked
+    assert "| Analytical | 1.000 (1)† |" in md and "| Comparative | 0.500 (1)† |" in md
     for png in pngs:
         assert f"]({png.name})" in md
     # the HTML stands alone: every image inline, byte for byte the PNG written beside the Markdown
@@ -155,27 +165,88 @@ def test_report_with_a_judge_plots_its_scores(items: list[MMDocRAGItem], tmp_pat
 
 
 def test_report_of_a_run_with_nothing_to_plot(tmp_path: Path) -> None:
-    rows = [MetricRow("r", "qa_dev", "full", "doc", "bleu", value=None, note="no reference answers")]
+    rows = [MetricRow("r", "qa_dev", "full", "doc", "bleu", value=None, note="not computed: no reference answers")]
     md_path, html_path, pngs = write_report(rows, tmp_path)
     assert pngs == []
     md = md_path.read_text("utf-8")
     assert "Retrieval recall: not computed in this run." in md
     assert "Quote selection: not computed in this run." in md
-    assert "| qa_dev | full | doc | bleu | not computed | 0 | no reference answers |" in md
+    assert "No headline metric was computed." in md
+    assert "Not computed in this run: bleu (no reference answers)." in md
     assert "<img" not in html_path.read_text("utf-8")
 
 
 def test_headline_table_for_the_terminal(items: list[MMDocRAGItem]) -> None:
-    text = render_headline(_run_rows(items, judge=False))
+    text = render_headline(_run_rows(items, judge=False), NAMES)
     lines = text.splitlines()
-    assert lines[0].split() == ["qset", "variant", "scope", "metric", "value", "n", "note"]
-    body = [line.split(None, 6) for line in lines[2:]]
-    # breakdown rows stay out; the order is qset, variant, scope, then HEADLINE_METRICS
-    assert [(b[0], b[3], b[4]) for b in body] == [
-        ("mmdocrag:sample", "quote_f1", "0.575"),
-        ("mmdocrag:sample", "bleu", "0.150"),
-        ("mmdocrag:sample", "rouge_l", "0.310"),
-        ("mmdocrag:sample", "judge_mean", "not"),
-        ("qa_dev", "recall@10", "0.900"),
+    assert lines[0].split() == ["questions", "metric", "value", "n"]
+    body = [line.rsplit(None, 3) for line in lines[2:5]] + [lines[5].rsplit(None, 3)]
+    # breakdown rows stay out; the order is question set, variant, scope, then HEADLINE_METRICS
+    assert [tuple(b) for b in body] == [
+        ("sample_15.jsonl · fixed", "quote_f1", "0.575", "4"),
+        ("sample_15.jsonl · fixed", "bleu", "0.150", "4"),
+        ("sample_15.jsonl · fixed", "rouge_l", "0.310", "4"),
+        ("qa_dev.jsonl · doc", "recall@10", "0.900", "47"),
     ]
-    assert re.search(r"judge_mean +not computed +0 +no judge configured$", lines[5])
+    assert lines[6] == "not computed: judge_mean (no judge configured)"
+
+
+def _answer_rows() -> list[MetricRow]:
+    """answer metrics as the evaluate stage writes them: overall and by question type."""
+    common = ("run-1", "qa", "full", "doc")
+    rows = []
+    for group, breakdown_name, correct, n, words, asked in (
+        ("all", "all", 0.75, 8, 31.0, 10),
+        ("table_cell", "question_type", 0.8, 5, 24.0, 5),
+        ("figure", "question_type", 1.0, 2, 40.0, 2),
+        ("unanswerable", "question_type", None, 0, 12.0, 2),
+    ):
+        rows += [
+            MetricRow(*common, "answer_correct", breakdown_name, group, correct, n),
+            MetricRow(*common, "median_words", breakdown_name, group, words, asked),
+            MetricRow(*common, "judge_mean", breakdown_name, group, None, 0, "not computed: no judge configured"),
+        ]
+    rows.append(MetricRow(*common, "abstention_recall", "question_type", "unanswerable", 1.0, 2))
+    rows.append(MetricRow(*common, "abstention_recall", "all", "all", 1.0, 2))
+    return rows
+
+
+def test_answers_by_question_type_drop_what_no_group_computed(tmp_path: Path) -> None:
+    rows = _answer_rows()
+    text = render_headline(rows, {"qa": "qa_dev_answers.jsonl"})
+    lines = [line.split("  ") for line in text.splitlines()]
+    cells = [[c.strip() for c in line if c.strip()] for line in lines]
+    # one slice: named once above each table, not repeated in a column
+    assert cells[0] == ["qa_dev_answers.jsonl · doc"] and cells[1] == ["metric", "value", "n"]
+    assert ["answer_correct", "0.750", "8"] in cells
+    assert ["median_words", "31", "10"] in cells  # a count, not a share
+    # no unanswerable question has a must_include: no value there, not "not computed (0)"
+    assert ["unanswerable", "–", "1.000 (2)†", "12 (2)†"] in cells
+    header = next(line for line in text.splitlines() if "question type" in line)
+    assert header.split() == ["question", "type", "answer_correct", "abstention_recall", "median_words"]
+    assert "judge_mean" not in header
+    figure_line = next(line for line in text.splitlines() if line.startswith("figure "))
+    assert "1.000 (2)†" in figure_line  # two questions: marked, too few to read
+    md = write_report(rows, tmp_path, names={"qa": "qa_dev_answers.jsonl"})[0].read_text("utf-8")
+    assert "## Answers" in md and "answer_correct_by_question_type.png" in md
+    by_type = md[md.index("## By question type") :]
+    assert "judge_mean" not in by_type.split("\n\n")[2]  # the table's header: no all-"not computed" column
+
+
+def test_plots_name_the_file_and_scope_and_mark_groups_too_small(items: list[MMDocRAGItem]) -> None:
+    from interleaf.evaluate.plots import groups_figure, positions_figure, recall_figure
+
+    rows = _run_rows(items, judge=False)
+    legend = [t.get_text() for t in recall_figure(rows, NAMES).axes[0].get_legend().get_texts()]
+    assert legend == ["all evidence · qa_dev.jsonl · doc (n=47)", "bm25 · qa_dev.jsonl · doc (n=47)",
+                      "minilm · qa_dev.jsonl · doc (n=47)"]  # fmt: skip
+    # quote F1 by question type: one question each, so no bar is drawn: each is a hollow mark with n=1
+    ax = groups_figure(rows, "quote_f1", "question_type", "F1", NAMES).axes[0]
+    assert [p.get_height() for p in ax.patches if p.get_height() > 0] == []
+    assert sorted(t.get_text() for t in ax.texts if t.get_text().startswith("n=")) == ["n=1†"] * 4
+    # selection by position: positions with fewer than 3 gold quotes are not connected, and each shows its n
+    ax = positions_figure(rows, NAMES).axes[0]
+    line = ax.get_lines()[0]
+    assert list(line.get_xdata()) == []  # every position of the fixture holds 1 or 2 gold quotes
+    assert sorted({t.get_text() for t in ax.texts}) == ["1†", "2†"]
+    assert ax.get_legend().get_texts()[-1].get_text() == "hollow †: n < 3, too few to read"

@@ -4,6 +4,7 @@ so the retriever's ranking gives the composer no help."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pymupdf
@@ -11,6 +12,7 @@ import pytest
 
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.rules import RulesExpander
+from interleaf.generate.abstain import NOT_IN_DOCUMENTS
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
@@ -73,10 +75,11 @@ def test_it_is_a_generator_with_no_model_and_no_prompt() -> None:
     assert (generator.name, generator.model, generator.input_mode) == ("offline", None, "text")
     assert generator.prompt_hashes() == [] and generator.version() == {}
     requests = [AnswerRequest("a", "Anything?", ()), AnswerRequest("b", "Else?", ())]
-    assert [(a.question_id, a.markdown) for a in generator.generate(requests, lambda path: b"")] == [
-        ("a", ""),
-        ("b", ""),
-    ]
+    # nothing retrieved: each question gets the abstention, as data
+    out = generator.generate(requests, lambda path: b"")
+    assert [a.question_id for a in out] == ["a", "b"]
+    assert all(not a.answerable and a.abstain_reason == "no quote was retrieved" for a in out)
+    assert all(a.markdown.startswith(NOT_IN_DOCUMENTS) for a in out)
 
 
 def test_a_table_question_opens_with_the_row_that_answers_it(context: tuple[ContextQuote, ...]) -> None:
@@ -120,7 +123,8 @@ def test_answers_are_grounded_by_construction(context: tuple[ContextQuote, ...],
     # every number the answer states is in a quote it cites
     cited_numbers = {n for qid in checked.cited_quote_ids for n in numbers_in(by_id[qid].text)}
     assert set(numbers_in(answer)) - {str(by_id[q].page_idx + 1) for q in checked.cited_quote_ids} <= cited_numbers
-    assert len(checked.cited_quote_ids) <= OfflineConfig().max_quotes and len(answer.split()) <= 200
+    # one quote per part of the question, and a figure a cited sentence names
+    assert len(checked.cited_quote_ids) <= 3 and len(answer.split()) <= 200
 
 
 def test_max_words_bounds_the_answer(context: tuple[ContextQuote, ...]) -> None:
@@ -130,3 +134,29 @@ def test_max_words_bounds_the_answer(context: tuple[ContextQuote, ...]) -> None:
     assert check_answer(short, context).cited_quote_ids  # still cited
     with pytest.raises(ValueError):
         OfflineConfig(max_words=5)
+
+
+def test_a_table_cell_question_gets_one_sentence_with_the_cell_and_its_labels(
+    context: tuple[ContextQuote, ...],
+) -> None:
+    answer = _ask(context, "What text F1 does Qwen3-8B reach in Table 2 of the MAVIS paper?")
+    table = _quote_with(context, "Qwen3-8B (2025)")
+    (sentence,) = split_sentences(answer)  # one sentence, the table placed right after it
+    assert sentence.endswith(f"](image{table.number})") and "Table 2" in sentence and "Qwen3-8B" in sentence
+    assert "53.7" in numbers_in(sentence)
+    # the row asked for, not the table: no other model's row
+    assert "SkyworkVLReward" not in sentence and "RoBERTa" not in sentence, sentence
+
+
+def test_a_part_the_context_does_not_answer_is_said_missing(context: tuple[ContextQuote, ...]) -> None:
+    generator = OfflineGenerator(OfflineConfig())
+    question = (
+        "How many VQA instances are left once those an LLM answers correctly are removed, "
+        "and how many dollars did that cost?"
+    )
+    (answer,) = generator.generate([AnswerRequest("q", question, context)], lambda path: b"")
+    first, *rest = split_sentences(answer.markdown)
+    assert answer.answerable and "157,586" in first and re.search(r"\[\d+\]", first)
+    assert rest and rest[-1].startswith(NOT_IN_DOCUMENTS) and "dollars" in rest[-1]
+    verdict = check_answer(answer.markdown, context, question=question).relevance
+    assert verdict is not None and verdict.addresses and verdict.reason.endswith("part 2 said missing")

@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from interleaf.errors import InterleafError
+from interleaf.generate.citations import check_answer
 from interleaf.generate.config import GenerateConfig, GenerateOpenAIConfig
 from interleaf.generate.openai_generator import OpenAIGenerator
 from interleaf.generate.protocol import AnswerRequest, ChatRequest, ContextQuote
 from interleaf.generate.reasoning import StreamFilter, strip_reasoning
 from interleaf.generate.registry import get_chat_model, get_generator
+from interleaf.generate.stage import answer_row
 from interleaf.prompts import load_prompt
 from interleaf.vlm.openai_chat import ServerUnreachableError
 from tests.openai_server import IMAGE_TOKENS, OpenAIServer, Reply, Seen, pieces, running, words
@@ -338,3 +340,57 @@ def test_stream_filter_holds_back_reasoning_split_across_pieces() -> None:
         stream = StreamFilter()
         shown = "".join(stream.feed(p) for p in pieces(text, size)) + stream.flush()
         assert shown == "Table 2 [1]; 3 <b> 4 <thi", size  # a dangling "<thi" was text after all
+
+
+# -- "the documents do not say", from a model ------------------------------------------------------
+
+
+def test_the_prompts_allow_not_in_the_documents() -> None:
+    for name in ("answer_text", "answer_multimodal"):
+        assert (
+            "The documents do not say" in load_prompt(name).render() and "own knowledge" in load_prompt(name).render()
+        )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The documents do not say what Top-20 accuracy DPR reaches on MS MARCO.",
+        "<think>No quote mentions MS MARCO.</think>\nThis is not mentioned in the provided quotes.",
+        "I cannot find a Top-20 accuracy for MS MARCO in the quotes; they cover NQ, TriviaQA, WQ, TREC and SQuAD.",
+    ],
+)
+def test_a_model_that_says_the_quotes_do_not_answer_abstains(
+    monkeypatch: pytest.MonkeyPatch, context, reply: str
+) -> None:
+    quotes, crops = context
+    monkeypatch.setenv("TEST_GEN_KEY", "gen-key")
+    with running(OpenAIServer("qwen-vl-test", "gen-key", lambda seen: reply)) as srv:
+        request = AnswerRequest("q", "What Top-20 retrieval accuracy does DPR reach on MS MARCO?", tuple(quotes))
+        (answer,) = get_generator(settings(srv.base_url)).generate([request], crops.__getitem__)
+    assert answer.error is None and answer.answerable is False
+    assert answer.abstain_reason is not None and answer.abstain_reason in answer.markdown
+    # the answers row: abstaining is data, and saying so addresses the question
+    checked = check_answer(answer.markdown, request.quotes, question=request.question)
+    row = answer_row(request, answer, checked, get_generator(settings(srv.base_url)), None)
+    assert row["answerable"] is False and row["abstain_reason"] == answer.abstain_reason
+    assert row["addresses_question"] is True and row["relevance_reason"] == "said missing"
+
+
+def test_an_answer_whose_cited_sentences_share_no_anchor_is_flagged(server: OpenAIServer, context) -> None:
+    """The loopback model answers every question with Table 2's Qwen3-8B row (ANSWER): asked about
+    MS MARCO, it cites the context, but it is off the question."""
+    quotes, crops = context
+    generator = get_generator(settings(server.base_url))
+    asked = [
+        AnswerRequest("off", "What Top-20 retrieval accuracy does DPR reach on MS MARCO?", tuple(quotes)),
+        AnswerRequest("on", QUESTION, tuple(quotes)),
+    ]
+    rows = {}
+    for request, answer in zip(asked, generator.generate(asked, crops.__getitem__), strict=True):
+        checked = check_answer(answer.markdown, request.quotes, question=request.question)
+        rows[request.question_id] = answer_row(request, answer, checked, generator, None)
+        assert checked.cited_quote_ids  # it cites the context's quotes either way
+    assert rows["off"]["answerable"] is True and rows["off"]["addresses_question"] is False
+    assert "MS MARCO" in rows["off"]["relevance_reason"] or "MARCO" in rows["off"]["relevance_reason"]
+    assert rows["on"]["addresses_question"] is True, rows["on"]["relevance_reason"]

@@ -117,10 +117,10 @@ assert spec.backend == "onnx" and IndexConfig().retriever("minilm") == spec, spe
 retriever = get_retriever(spec)
 texts = ["Dense passage retrieval for open-domain QA", "Table 2: top-20 accuracy", "a figure of the encoder"]
 corpus = QuoteCorpus(["q0", "q1", "q2"], ["d"] * 3, [0] * 3, ["text"] * 3, texts, [[t] for t in texts], [None] * 3)
-rows = retriever.encode(corpus, None, ".")
+rows, encoded = retriever.encode(corpus, None, ".")
 retriever.load(corpus, rows)
 scores = retriever.scores(["what does dense passage retrieval do"])
-assert rows.num_rows == 3 and rows.column("dim")[0].as_py() == 384 and int(scores.argmax()) == 0, scores
+assert rows.num_rows == 3 == encoded and rows.column("dim")[0].as_py() == 384 and int(scores.argmax()) == 0, scores
 heavy = [m for m in ("torch", "sentence_transformers", "transformers", "FlagEmbedding") if m in sys.modules]
 assert not heavy, heavy
 print("no torch")

@@ -43,15 +43,15 @@ def test_visual_ensemble_encodes_crops_caches_and_averages(
 ) -> None:
     root = str(Warehouse(corpus_warehouse.root).root)
     retriever = get_retriever(VisualConfig(name="vis", models=tiny_encoders, batch_size=4))
-    rows = retriever.encode(sample, None, root)
+    rows, encoded = retriever.encode(sample, None, root)
     image_pos = [i for i, m in enumerate(sample.modalities) if m == "image"]
-    assert rows.num_rows == len(image_pos) == retriever.encoded_count
+    assert rows.num_rows == len(image_pos) == encoded
     assert set(rows.column("dim").to_pylist()) == {16 + 32}  # CLIP projection 16, SigLIP width 32
     vectors = np.asarray(rows.column("vector").to_pylist(), dtype=np.float32)
     assert len({v.tobytes() for v in vectors}) == len(vectors)  # different crops, different vectors
 
-    again = retriever.encode(sample, rows, root)  # incremental: every key is cached
-    assert retriever.encoded_count == 0 and again.column("vector").to_pylist() == rows.column("vector").to_pylist()
+    again, encoded = retriever.encode(sample, rows, root)  # incremental: every key is cached
+    assert encoded == 0 and again.column("vector").to_pylist() == rows.column("vector").to_pylist()
 
     retriever.load(sample, rows)
     queries = ["revenue chart by year", "table of model accuracy"]

@@ -24,10 +24,11 @@ from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 from interleaf.index.config import BM25Config, IndexConfig
 from interleaf.index.registry import get_retriever
-from interleaf.index.stage import LoadedIndex, corpus_for, load_index
+from interleaf.index.stage import corpus_for
 from interleaf.prompts import load_prompt
 from interleaf.retrieve.config import FilterOpenAIConfig, LMMFilterConfig, RetrieveConfig
 from interleaf.retrieve.lexical import LexicalReranker
+from interleaf.retrieve.loaded_index import LoadedIndex, load_index
 from interleaf.retrieve.openai_filter import OpenAIImageFilter
 from interleaf.retrieve.protocol import FilterRequest, ImageFilter
 from interleaf.retrieve.registry import get_image_filter
@@ -238,7 +239,7 @@ def small_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Small
     documents = pa.concat_tables([o.documents for o in outputs])
     config = IndexConfig(retrievers=[BM25Config(name="bm25")])
     spec = config.retrievers[0]
-    rows = get_retriever(spec).encode(corpus_for(spec, config, quotes, documents, None), None, str(root))
+    rows, _ = get_retriever(spec).encode(corpus_for(spec, config, quotes, documents, None), None, str(root))
     return SmallIndex(load_index(config, quotes, documents, None, {"bm25": rows}), root)
 
 

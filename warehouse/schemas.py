@@ -184,9 +184,16 @@ QUESTIONS = pa.schema(
         pa.field("question_id", pa.string(), nullable=False),
         pa.field("question", pa.string(), nullable=False),
         pa.field("doc_name", pa.string()),  # the document a doc-scoped question is about (documents.name)
+        # every document it is asked about, resolved (interleaf/scope.py); null: the whole corpus
+        pa.field("doc_ids", pa.list_(pa.string())),
         pa.field("answer", pa.string()),  # gold short answer, when the set has one
         pa.field("evidence_json", pa.string()),  # gold evidence [{page, modality, needle}], when given
         pa.field("question_type", pa.string()),
+        # for judging answers (qa_dev_answers.jsonl); null where the file does not say
+        pa.field("must_include", pa.list_(pa.string())),  # strings a correct answer holds
+        pa.field("answerable", pa.bool_()),  # false: the right answer is "the documents do not say"
+        pa.field("cross_page", pa.bool_()),  # the answer needs more than one page
+        pa.field("context", pa.string()),  # a chat's earlier turns (the server): one more clause for expansion
         pa.field("source", pa.string(), nullable=False),  # the question file, or "ask"
     ]
 )
@@ -351,6 +358,12 @@ ANSWERS = pa.schema(
         pa.field("tokens_out", pa.int32(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
         pa.field("error", pa.string()),
+        # "the documents do not say": false when the generator abstained (or every part was missing)
+        pa.field("answerable", pa.bool_(), nullable=False),
+        pa.field("abstain_reason", pa.string()),  # why it abstained: the anchor no quote covers, ...
+        # relevance beside support: the answer addresses the question (each part answered or said missing)
+        pa.field("addresses_question", pa.bool_(), nullable=False),
+        pa.field("relevance_reason", pa.string(), nullable=False),  # per part: answered / said missing / ...
     ]
 )
 

@@ -17,8 +17,10 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +65,51 @@ class StageState:
 _CURRENT_SCHEMA_FILES: set[Path] = set()
 
 
+class PartCache:
+    """Parts kept in memory once read, while their file is the same one (inode, size, mtime): a
+    long-lived reader (the server) would otherwise read and decode the corpus's parts again for
+    every question. The least recently used go past `max_bytes`. Off unless `cache_parts` is called."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._items: OrderedDict[tuple[str, int, int, int], pa.Table] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, path: Path, schema: pa.Schema) -> pa.Table:
+        stat = path.stat()
+        key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        table = pq.read_table(path, schema=schema)
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = table
+                self.bytes += table.nbytes
+            while self.bytes > self.max_bytes and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self.bytes -= dropped.nbytes
+        return table
+
+
+_PART_CACHE: PartCache | None = None
+
+
+def cache_parts(max_bytes: int) -> PartCache:
+    """Keep parts read by this process in memory (up to `max_bytes`); for long-lived processes."""
+    global _PART_CACHE
+    if _PART_CACHE is None or _PART_CACHE.max_bytes != max_bytes:
+        _PART_CACHE = PartCache(max_bytes)
+    return _PART_CACHE
+
+
+def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
+    cache = _PART_CACHE
+    return cache.read(path, schema) if cache is not None else pq.read_table(path, schema=schema)
+
+
 class Warehouse:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = resolve_root(root)
@@ -85,7 +132,7 @@ class Warehouse:
         return path
 
     def read_part(self, table: str, fingerprint: str, part: str) -> pa.Table:
-        return pq.read_table(self.part_path(table, fingerprint, part), schema=schemas.schema_of(table))
+        return _read_parquet(self.part_path(table, fingerprint, part), schemas.schema_of(table))
 
     def read_table(self, table: str, fingerprint: str, parts: list[str] | None = None) -> pa.Table:
         folder = self.root / table / fingerprint
@@ -97,7 +144,7 @@ class Warehouse:
         if not files:
             return schemas.empty(table)
         schema = schemas.schema_of(table)
-        return pa.concat_tables(pq.read_table(f, schema=schema) for f in files)
+        return pa.concat_tables(_read_parquet(f, schema) for f in files)
 
     def table_glob(self, table: str, fingerprint: str) -> Path:
         return self.root / table / fingerprint / "*.parquet"

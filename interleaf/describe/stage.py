@@ -33,6 +33,7 @@ from interleaf.kinds import PROSE_KINDS
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
 from interleaf.pdf.render import image_rects, render_bgr
 from interleaf.pdf.rows import rows_text
+from interleaf.pdf.rules import Rules, raster_rules, vector_rules
 from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
 from interleaf.stage import ContentCache, StageInput, StageOutput, source_digest
 from interleaf.text.references import caption_label
@@ -86,22 +87,26 @@ def read_quote(
     """OCR-text and table Markdown of one image quote, each with its source."""
     box = tuple(quote["bbox"])
     ocr_error, lines = None, []
+    pixels = np.zeros((0, 0, 3), dtype=np.uint8)
     vector = use_vector_text(words, box, page.image_rects, s.min_vector_words, s.max_raster_share)
     if not vector:
         try:
-            lines = [line for line in ocr.read(image()) if line.conf >= s.min_conf]
+            pixels = image()
+            lines = [line for line in ocr.read(pixels) if line.conf >= s.min_conf]
         except OcrError as exc:  # one bad crop must not stop the document; it becomes a reject
             ocr_error = f"{type(exc).__name__}: {exc}"
         if not lines and words:  # nothing legible in pixels: the few vector words are better than nothing
             vector = True
     if vector:
         text, conf, source, items = rows_text(words), 1.0, "text_layer", list(words)
+        rules = page.rules.inside(box)
     elif lines:
         items = ocr_words(lines)
         text, conf, source = rows_text(items), float(np.mean([ln.conf for ln in lines])), ocr.name
+        rules = raster_rules(pixels)  # in the crop's pixels, like the OCR boxes
     else:
-        text, conf, source, items = None, None, None, []
-    table_md = markdown_table(items) if quote["kind"] == "table" and items else None
+        text, conf, source, items, rules = None, None, None, [], Rules()
+    table_md = markdown_table(items, rules=rules) if quote["kind"] == "table" and items else None
     return {
         "ocr_text": text or None,
         "ocr_conf": conf if text else None,
@@ -193,17 +198,25 @@ def describe_document(
     return out
 
 
-def page_texts(pdf: pymupdf.Document, page_rows: dict[int, dict[str, Any]], wanted: set[int]) -> dict[int, PageText]:
-    """Visible words and raster image rectangles of the pages holding image quotes. Pages read by
-    OCR at parse time (no usable text layer) contribute no words: their text is in the pixels."""
+def page_texts(
+    pdf: pymupdf.Document,
+    page_rows: dict[int, dict[str, Any]],
+    wanted: set[int],
+    ocr: OcrEngine | None = None,
+    ruled: set[int] = frozenset(),  # type: ignore[assignment]
+) -> dict[int, PageText]:
+    """Visible words and raster image rectangles of the pages holding image quotes, and the ruling
+    lines of the `ruled` pages (those holding tables). Pages read by OCR at parse time (no usable
+    text layer) contribute no words: their text is in the pixels. `ocr` reads a glyph the text
+    layer writes as a control character and its font leaves unnamed."""
     out = {}
     for idx in sorted(wanted):
         page = pdf[idx]
         info = page_rows.get(idx, {})
         words = []
         if info.get("has_text_layer", True) and not info.get("ocr_used", False):
-            words, _hidden = text_layer_words(page)
-        out[idx] = PageText(tuple(words), image_rects(page))
+            words, _hidden = text_layer_words(page, ocr)
+        out[idx] = PageText(tuple(words), image_rects(page), vector_rules(page) if idx in ruled else Rules())
     return out
 
 
@@ -269,7 +282,13 @@ class DescribeStage:
             out = describe_document(
                 quotes,
                 images,
-                page_texts(pdf, pages, {q["page_idx"] for q in targets}),
+                page_texts(
+                    pdf,
+                    pages,
+                    {q["page_idx"] for q in targets},
+                    self.ocr,
+                    {q["page_idx"] for q in targets if q["kind"] == "table"},
+                ),
                 renderer(pdf, config.ocr.dpi),
                 self.ocr,
                 self.describer,

@@ -8,17 +8,20 @@ screenshot, a scan) holds its text in pixels, and is left to OCR.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from interleaf.pdf.rules import Rules
 from interleaf.pdf.words import Box, Word
 
 
 @dataclass(frozen=True)
 class PageText:
-    """What the describe stage needs of one page: visible words and raster image rectangles."""
+    """What the describe stage needs of one page: visible words, raster image rectangles and the
+    ruling lines drawn on it (a table's structure)."""
 
     words: tuple[Word, ...]
     image_rects: tuple[Box, ...]
+    rules: Rules = field(default_factory=Rules)
 
 
 def raster_share(box: Box, image_rects: Sequence[Box]) -> float:

@@ -1,16 +1,17 @@
-"""Answer metrics of one question set: records from the stored tables, then every metric of the
-papers (interleaf/evaluate/metrics), overall and by breakdown, and selection by context position
-(MMDocRAG §4.6), as rows of `eval_metrics`.
+"""Answer metrics of one question set: records from the stored answers (read back through
+interleaf/stored_answers.py), then every metric of the papers (interleaf/evaluate/metrics), overall
+and by breakdown, and selection by context position (MMDocRAG §4.6), as rows of `eval_metrics`.
 
 A question's gold quotes are the context quotes matching its evidence (corpus README: same document
-and page, the needle in the quote's text); its reference answer is the question file's `answer`.
+and page, the needle in the quote's text); its reference answer is the question file's `answer`; its
+`must_include` and `answerable` judge the answer itself (metrics/correctness.py).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from interleaf.evaluate.breakdowns import FACT_KEYS, EvidenceFacts, breakdown, selection_by_position
@@ -27,9 +28,9 @@ from interleaf.evaluate.metrics import (
 )
 from interleaf.evaluate.metrics.records import invalid_citation_id
 from interleaf.evaluate.recall import Evidence, matching_quotes
-from interleaf.generate.citations import check_answer
-from interleaf.generate.protocol import AnswerRequest, ChatModel, ImageLoader
+from interleaf.generate.protocol import ChatModel, ImageLoader
 from interleaf.index.corpus import QuoteCorpus
+from interleaf.stored_answers import StoredAnswer
 
 INVALID_PREFIX = invalid_citation_id("text", 0).split(":")[0]
 
@@ -44,36 +45,29 @@ class Answered:
 
 def answered_questions(
     questions: list[dict[str, Any]],
-    requests: dict[str, AnswerRequest],
-    answers: dict[str, dict[str, Any]],
+    answers: Sequence[StoredAnswer],
     corpus: QuoteCorpus,
     doc_ids: dict[str, str],
 ) -> list[Answered]:
+    """Each stored answer with its question's gold: evidence quotes among its context, reference
+    answer, and the question file's `must_include` / `answerable` (correctness.py)."""
+    by_question = {a.question_id: a for a in answers}
     out = []
     for q in questions:
-        request, answer = requests.get(q["question_id"]), answers.get(q["question_id"])
-        if request is None or answer is None:
+        answer = by_question.get(q["question_id"])
+        if answer is None:
             continue
         evidence = [Evidence(int(e["page"]), e.get("modality", "text"), e["needle"]) for e in _evidence(q)]
         matching: set[str] = set()
         for e in evidence:
             matching |= matching_quotes(corpus, doc_ids.get(q["doc_name"] or ""), e)
         gold = ByModality(
-            tuple(c.quote_id for c in request.quotes if c.modality == "text" and c.quote_id in matching),
-            tuple(c.quote_id for c in request.quotes if c.modality == "image" and c.quote_id in matching),
+            tuple(c.quote_id for c in answer.context if c.modality == "text" and c.quote_id in matching),
+            tuple(c.quote_id for c in answer.context if c.modality == "image" and c.quote_id in matching),
         )
-        record = QuestionRecord(
-            question_id=q["question_id"],
-            question=q["question"],
-            gold=gold,
-            cited=cited_from_answer(answer["raw_md"], request.quotes),
-            context=request.quotes,
-            answer_markdown=answer["answer_md"],
-            short_answer=q["answer"] or "",
-            reference_answer=q["answer"],
-            checked=check_answer(answer["raw_md"], request.quotes),
-            question_type=q["question_type"],
-        )
+        must_include = tuple(q["must_include"]) if q.get("must_include") is not None else None
+        record = answer_record(answer, gold, q["answer"] or "", q["answer"], q["question_type"])
+        record = replace(record, must_include=must_include, answerable=q.get("answerable"))
         facts = EvidenceFacts(
             doc_name=q["doc_name"] or "",
             question_type=q["question_type"],
@@ -84,6 +78,28 @@ def answered_questions(
         )
         out.append(Answered(record, facts))
     return out
+
+
+def answer_record(
+    answer: StoredAnswer, gold: ByModality, short_answer: str, reference: str | None, question_type: str | None
+) -> QuestionRecord:
+    """A stored answer as the metrics read it, cited quotes under both parsings (citation_sets.py)."""
+    return QuestionRecord(
+        question_id=answer.question_id,
+        question=answer.question,
+        gold=gold,
+        cited=cited_from_answer(answer.raw_md, answer.context),
+        cited_mmdocrag=cited_from_answer(answer.raw_md, answer.context, "mmdocrag"),
+        context=answer.context,
+        answer_markdown=answer.answer_md,
+        short_answer=short_answer,
+        reference_answer=reference,
+        checked=answer.checked,
+        question_type=question_type,
+        abstained=not answer.answerable,
+        addresses_question=answer.addresses_question,
+        words=answer.words,
+    )
 
 
 def _evidence(q: dict[str, Any]) -> list[dict[str, Any]]:

@@ -12,20 +12,31 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf.evaluate.answers import answered_questions, citation_validity, metric_rows, retrieval_rows
-from interleaf.evaluate.config import EvaluateConfig
+from interleaf.evaluate.config import EvaluateConfig, JudgeConfig
 from interleaf.evaluate.metrics import judge_prompt_hashes
 from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, counts, outcomes, recall_table
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.registry import get_chat_model
-from interleaf.generate.stage import build_requests
 from interleaf.index.corpus import QuoteCorpus
 from interleaf.stage import StageInput, StageOutput
+from interleaf.stored_answers import read_stored_answers
 from interleaf.versions import package_versions
 from warehouse import schemas
 
 STAGE = "evaluate"
 # BLEU and ROUGE-L follow their reference implementations: a new release may move the figures
 OVERLAP_PACKAGES = ("nltk", "rouge-score", "sacrebleu")
+
+
+def judge_prompts(judge: JudgeConfig) -> list[str]:
+    """The hashes of the judge's prompts (none without a judge): for an answer-scoring stage's fingerprint."""
+    return [] if judge.backend == "none" else sorted(judge_prompt_hashes(judge.families).values())
+
+
+def judge_version(judge: JudgeConfig) -> dict[str, str]:
+    if judge.backend == "none":
+        return {}
+    return {"judge_model": getattr(judge, judge.backend).model, **package_versions(OVERLAP_PACKAGES)}
 
 
 def qa_items(questions: pa.Table) -> list[QAItem]:
@@ -75,7 +86,7 @@ class EvaluateStage:
     inputs: tuple[str, ...] = ("questions", "contexts", "documents", "quotes", "quote_texts")
     outputs: tuple[str, ...] = ("eval_evidence", "eval_results")
     upstream: tuple[str, ...] = ("retrieve",)
-    sources = ("interleaf.evaluate", "interleaf.evidence")
+    sources = ("interleaf.evaluate", "interleaf.evidence", "interleaf.stored_answers")
     retries = 0
     retry_on: tuple[type[BaseException], ...] = ()
 
@@ -86,7 +97,7 @@ class EvaluateStage:
         self.settings, self.scope, self.budgets, self.generate = config, scope, budgets, generate
         self.with_answers = generate is not None
         if generate is not None:
-            self.inputs = (*EvaluateStage.inputs, "hits", "clauses", "answers")
+            self.inputs = (*EvaluateStage.inputs, "hits", "clauses", "answers", "citations")
             self.outputs = ("eval_evidence", "eval_metrics", "eval_results")
             self.upstream = ("retrieve", "generate")
 
@@ -96,16 +107,10 @@ class EvaluateStage:
         return {"variant": self.settings.variant, "judge": judge, **shape}
 
     def prompt_hashes(self) -> list[str]:
-        judge = self.settings.judge
-        if not self.with_answers or judge.backend == "none":
-            return []
-        return sorted(judge_prompt_hashes(judge.families).values())
+        return judge_prompts(self.settings.judge) if self.with_answers else []
 
     def version(self) -> dict[str, str]:
-        judge = self.settings.judge
-        if not self.with_answers or judge.backend == "none":
-            return {}
-        return {"judge_model": getattr(judge, judge.backend).model, **package_versions(OVERLAP_PACKAGES)}
+        return judge_version(self.settings.judge) if self.with_answers else {}
 
     def run(self, given: StageInput) -> StageOutput:
         t = given.tables
@@ -138,20 +143,8 @@ class EvaluateStage:
     ) -> list[dict[str, Any]]:
         assert self.generate is not None
         t = given.tables
-        requests = {
-            r.question_id: r
-            for r in build_requests(
-                t["questions"],
-                t["contexts"],
-                t["clauses"],
-                t["quotes"],
-                t["quote_texts"],
-                t["documents"],
-                self.generate,
-            )
-        }
-        answers = {a["question_id"]: a for a in t["answers"].to_pylist()}
-        answered = answered_questions(t["questions"].to_pylist(), requests, answers, corpus, names)
+        stored = read_stored_answers(t, self.generate)
+        answered = answered_questions(t["questions"].to_pylist(), stored, corpus, names)
         judge_config = self.settings.judge
         judge = get_chat_model(judge_config.as_generate()) if judge_config.backend != "none" else None
         load_image = (lambda p: (given.root / p).read_bytes()) if judge_config.images else None

@@ -31,6 +31,9 @@ class ClauseWeights(Strict):
     reference: float = Field(0.5, ge=0)
     prf: float = Field(0.3, ge=0)
     llm: float = Field(0.7, ge=0)
+    # a chat's earlier user turns (the server's chat endpoint); not measured (no dev set has
+    # conversations): below the question's parts, so the follow-up itself leads
+    context: float = Field(0.5, ge=0)
 
 
 class ExpandConfig(Strict):

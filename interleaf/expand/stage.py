@@ -48,6 +48,8 @@ class ExpandStage:
         for q in given.tables["questions"].to_pylist():
             alone = [Clause(q["question"], "question", self.settings.weights.question)]
             clauses = expander.expand(q["question"]) if expander else alone
+            if q.get("context") and expander:  # a chat's follow-up: what was asked before narrows it
+                clauses = [*clauses, Clause(q["context"], "context", self.settings.weights.context)]
             rows += [
                 {"qset_id": q["qset_id"], "question_id": q["question_id"], "clause_id": i, "text": c.text}
                 | {"kind": c.kind, "weight": c.weight, "expander": expander.name if expander else "none"}

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from interleaf.generate.protocol import CheckedAnswer, CheckedSentence, Citation, ContextQuote, Modality
+from interleaf.generate.relevance import answer_verdict
 from interleaf.generate.sentences import (
     IMAGE_MARK,
     TEXT_MARK,
@@ -190,9 +191,12 @@ def _support_of(quote: ContextQuote) -> _Support:
     return _Support(frozenset(numbers_in(text)), frozenset(content_words(text)), text)
 
 
-def check_answer(markdown: str, quotes: Sequence[ContextQuote], embed: Embed | None = None) -> CheckedAnswer:
+def check_answer(
+    markdown: str, quotes: Sequence[ContextQuote], embed: Embed | None = None, question: str | None = None
+) -> CheckedAnswer:
     """Repair the answer's citations, drop those of quotes not in the context, and judge every cited
-    sentence against the quotes it cites."""
+    sentence against the quotes it cites; given the question, also whether the answer addresses it
+    (relevance.py: each part answered or said missing)."""
     fixed, repaired = repair(markdown)
     by_label = {(q.modality, q.number): q for q in quotes}
     cleaned, invalid = _drop_invalid(fixed, by_label)
@@ -213,7 +217,8 @@ def check_answer(markdown: str, quotes: Sequence[ContextQuote], embed: Embed | N
             checked.append(CheckedSentence(index, sentence, (), None))
             continue
         checked.append(_judge(index, sentence, claim, marks, quoted, support, similarity.get(index, {})))
-    return CheckedAnswer(cleaned, tuple(checked), invalid, repaired, tuple(cited))
+    verdict = answer_verdict(question, checked, quotes) if question is not None else None
+    return CheckedAnswer(cleaned, tuple(checked), invalid, repaired, tuple(cited), verdict)
 
 
 def _drop_invalid(markdown: str, by_label: dict[tuple[str, int], ContextQuote]) -> tuple[str, int]:

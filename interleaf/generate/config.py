@@ -14,8 +14,6 @@ class OfflineConfig(Strict):
     """The extractive composer (offline.py): grounded by construction, no model."""
 
     max_words: int = Field(200, ge=20)  # the answer stays short; MMDocRAG's gold answers average ~220 tokens
-    # the most quotes one answer cites: MMDocRAG's gold answers cite 2.7 on average (Table 2)
-    max_quotes: int = Field(3, ge=1)
 
 
 class GenerateOpenAIConfig(ChatServerConfig):

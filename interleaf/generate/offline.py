@@ -1,79 +1,72 @@
 """The offline generator: an extractive composer, grounded by construction (no model).
 
 It answers from the context's own sentences and table rows: every sentence it writes is copied
-from a quote (a table row is read with its column headers) and cited to it, `[i]` for text quotes
-and `![short conclusion](imageN)` for image quotes placed right after the sentence they support
-(MMDocRAG §3, Appendix E.3 formats). Sentences are scored against the question and its clauses:
-the question's words weighted by rarity in this context, its anchors (entities, numbers, "Table 2"
-references, quoted phrases), and whether the sentence states a number when the question asks for
-one. MMDocRAG's quote-selection F1 rewards citing few quotes, but the right ones; so it cites the
-best quote and adds another only for a part of the question asking for a number that the first
-does not answer as well, while taking more sentences from a quote it already cites (which costs
-no precision and carries the quote's numbers).
+from a quote (a table row is read as cells with their labels) and cited to it, `[i]` for text
+quotes and `![short conclusion](imageN)` for image quotes placed right after the sentence they
+support (MMDocRAG §3, Appendix E.3 formats).
+
+Each part of the question (asking.py) is answered on its own: the candidates are ranked by
+offline_scoring.py, and the best one that relevance.py finds answering the part (it holds the part's
+anchors, gives the kind of value asked for, and is about what is asked) is written; a part nothing
+answers gets "The documents do not say ..." with the reason, and a question no part of which is
+answered is an abstention (`answerable` false). A table row is written as the cell(s) asked for
+(table_cells.py); a figure is answered from its caption, its VLM-text or a sentence of the document
+that names it, never from its OCR labels alone, and placed right after that sentence. More
+sentences of an answering quote are added only when they answer the same part (quote-selection F1
+rewards citing few quotes, and a sentence that answers no part is not written).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interleaf.evidence import fold
-from interleaf.expand.rules import anchors
+from interleaf.generate.abstain import abstention
+from interleaf.generate.asking import Part
 from interleaf.generate.citations import image_alt
 from interleaf.generate.config import OfflineConfig
-from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, image_labels, kind_of_label, units_of, where
+from interleaf.generate.offline_scoring import Scored, extreme_rows, score_units
+from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, caption_of, image_labels, units_of, where
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
-from interleaf.generate.sentences import content_words, keep_together, numbers_in
+from interleaf.generate.relevance import Evidence, Finding, Relevance, names_float
+from interleaf.generate.sentences import TableRow, keep_together
+from interleaf.generate.table_cells import cell_sentence, with_legend
 
-# Questions that want a number back: a sentence stating one is more likely the answer.
-_WANTS_NUMBER = re.compile(
-    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|large)|what\s+(?:percentage|percent|share"
-    r"|proportion|number|value|score|amount|date|year|age|size|rate|ratio|accuracy|gain)|when|which\s+year|by\s+how"
-    r"|(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:value|score|number))\b",
-    re.I,
-)
-_QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
-_MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top)\b", re.I)
-_LEAST = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|worst|shortest|weakest)\b", re.I)
-_NUMBER_CUE = re.compile(r"[0-9][0-9.,]*%?")
-
-# The score's parts and thresholds, set by reading, not fitted. Each comment gives what moving the
-# value changes on qa_dev (36 questions, doc-scope 15-quote contexts from the base warehouse):
-# quote-selection F1 / number recall, from 0.833 / 0.810 with the values here. (Measured before
-# section-aware retrieval; on its contexts the values here give 0.819 / 0.810.)
-W_COVERAGE = 0.5  # the question's words, rarity-weighted, the sentence holds. 0.4: 0.824/0.790; 0.6: no change
-W_ANCHOR = 0.35  # its cues (names, numbers, `Table 5`, quoted phrases). 0.25: 0.852/0.810; 0.45: 0.819/0.783
-W_NUMBER = 0.1  # it states a number and the question asks for one. 0: 0.829/0.797; 0.2: no change
-W_RANK = 0.15  # the retriever's order, 1/(1+rank). 0: 0.750/0.737; 0.1: 0.838/0.810; 0.2: 0.815/0.770
-W_EXTREME = 0.15  # the row with the top value when the question asks for the highest. 0: 0.806/0.717
-CLAUSE_WEIGHT = 0.5  # a word only an expanded clause has counts half. 0.3 or 0.7: no change
-CONTEXT_WEIGHT = 0.4  # a word of the sentence's quote but not of the sentence. 0.2: 0.833/0.783; 0.6: 0.852/0.810
-LABEL_BOOST = 2.0  # the image quote whose label the question names counts its cue double. 1: 0.731/0.743
-# A sentence naming another object of the kind the question names ("In Table 4, we compare ..." for
-# "What does Table 2 compare?") is about that other object: its score is multiplied by this. The
-# mechanism, not the value, matters: any factor <= 0.7 ranks the named table's caption first on the
-# MAVIS question of tests/test_answer_flow.py; qa_dev F1 / number recall unchanged at 0.5.
-OTHER_LABEL = 0.5
-# A numeric part of the question cites another quote when its best sentence stating a number
-# outscores, on that part, the cited quotes' by this factor. 1.0: 0.824/0.810; 1.5: 0.815/0.790;
-# never (one quote per answer): 0.824/0.723.
-CLAUSE_LEAD = 1.25
-# More sentences from a cited quote (free for quote-selection F1): those scoring at least this
-# share of its best, at most this many (a table's rows count one each). 0.6: 0.833/0.783;
-# at most 4: 0.833/0.737; 8: no change.
+# More sentences from an answering quote: those answering the same part and scoring at least this
+# share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
+# (quote-selection F1 / number recall from 0.833 / 0.810): 0.6: 0.833/0.783; at most 4: 0.833/0.737.
 SAME_QUOTE_RELATIVE = 0.5
 MAX_PER_QUOTE = 6
+# A comparison's two rows are looked for among the best-ranked rows of the context, this many: a
+# table's rows rank together, and a question compares rows it names. Set by reading, not measured.
+COMPARED_ROWS = 8
+# "... and what is its value?": a part that points back at what the part before it found.
+_PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|these|those)\b", re.I)
+_COMPARING = re.compile(
+    r"\b(?:vs\.?|versus|compared\s+(?:with|to)|than|closest\s+to|relative\s+to|between\b.+\band)\b", re.I
+)
+# Candidate kinds that can answer: a figure's OCR labels (axis ticks, legend words) only support.
+ANSWERING = ("sentence", "caption", "row", "block")
 
 
 @dataclass(frozen=True)
-class Scored:
-    unit: Unit
-    score: float
-    terms: frozenset[str]  # the question's words it answers
-    anchors: frozenset[str]  # the question's anchors it answers
+class Composed:
+    markdown: str
+    answerable: bool
+    abstain_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class PartAnswer:
+    part: Part
+    chosen: Scored | None
+    ranked: tuple[Scored, ...]
+    reason: str = ""  # why nothing answers it
+    compared: tuple[TableRow, ...] = ()  # rows written beside the chosen one: the other side of a comparison
+    labels_only: bool = False  # answered by a figure's labels: written as the figure, the labels quoted
 
 
 class OfflineGenerator:
@@ -95,206 +88,170 @@ class OfflineGenerator:
         for r in requests:
             started = time.perf_counter()
             try:
-                out.append(GeneratedAnswer(r.question_id, self.compose(r), seconds=time.perf_counter() - started))
+                c = self.compose(r)
             except Exception as error:  # no failure is expected here: a bug, to be raised with its question
                 error.add_note(f"offline generator, question {r.question_id}")
                 raise
+            seconds = time.perf_counter() - started
+            out.append(
+                GeneratedAnswer(
+                    r.question_id, c.markdown, seconds=seconds, answerable=c.answerable, abstain_reason=c.abstain_reason
+                )
+            )
         return out
 
-    def compose(self, request: AnswerRequest) -> str:
-        """The answer's Markdown: the best-scoring sentence first, each cited, images beside theirs."""
+    def compose(self, request: AnswerRequest) -> Composed:
+        """The answer's Markdown: each part's answering sentence, cited, images beside theirs; or
+        "The documents do not say ..." for what nothing answers."""
+        relevance = Relevance(request.question, request.quotes)
+        if not relevance.parts:
+            return Composed("", False, "the question is blank")
         labels = image_labels(request.quotes)
         units = [u for q in request.quotes for u in units_of(q)]
         if not units:
-            return ""
-        scored = score_units(request.question, request.clauses[1:], units, labels, request.quotes)
-        cited = select_quotes(request, scored, units, labels, self.config.max_quotes)
-        by_quote: dict[str, list[Scored]] = {}
-        for s in _without_repeats(sorted(scored, key=lambda s: -s.score)):
-            by_quote.setdefault(s.unit.quote.quote_id, []).append(s)
-        # a quote whose sentences all repeat a better-scoring quote's has nothing of its own to cite
-        return write([_from_quote(by_quote[qid]) for qid in cited if qid in by_quote], self.config.max_words)
+            why = "no quote was retrieved"
+            return Composed(abstention(request.question, why), False, why)
+        single = len(relevance.parts) == 1
+        answers: list[PartAnswer] = []
+        for part in relevance.parts:
+            question, clauses = (request.question, request.clauses[1:]) if single else (part.text, ())
+            ranked = tuple(
+                _without_repeats(
+                    sorted(score_units(question, clauses, units, labels, request.quotes), key=lambda s: -s.score)
+                )
+            )
+            answers.append(_answer_part(part, ranked, units, relevance, answers))
+        if not any(a.chosen for a in answers):
+            why = "; ".join(dict.fromkeys(a.reason for a in answers))
+            return Composed(abstention(request.question, why), False, why)
+        by_id = {q.quote_id: q for q in request.quotes}
+        figures = {(by_id[qid].doc_id, fold(label)): by_id[qid] for qid, label in labels.items()}
+        return Composed(write(answers, units, relevance, figures, self.config.max_words), True)
 
 
-# -- scoring ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Cue:
-    """An anchor of the question: a name, number, quoted phrase or `Table 2` the evidence repeats."""
-
-    text: str  # folded
-    weight: float  # 2 for a `Table 2` reference or a quoted phrase: the evidence repeats them verbatim
-
-
-def cues_of(question: str) -> list[Cue]:
-    found = {fold(a): a for a in anchors(question)}
-    quoted = {fold(m.group(1)) for m in _QUOTED.finditer(question)}
-    for key in quoted:  # the expander drops a quoted phrase that starts like a question ('How cancer starts')
-        found.setdefault(key, key)
-    return [Cue(key, 2.0 if LABEL.fullmatch(text.strip()) or key in quoted else 1.0) for key, text in found.items()]
-
-
-def _query_weights(question: str, clauses: Sequence[str], units: Sequence[Unit]) -> dict[str, float]:
-    """The question's content words, weighted by rarity among this context's sentences (a word
-    every sentence has tells none apart); words only an expanded clause has count less."""
-    weights: dict[str, float] = {}
-    for i, clause in enumerate([question, *clauses]):
-        for word in content_words(clause):
-            weights[word] = max(weights.get(word, 0.0), 1.0 if i == 0 else CLAUSE_WEIGHT)
-    n = len(units)
-    out = {}
-    for word, w in weights.items():
-        df = sum(word in u.words for u in units)
-        if df:  # a word no sentence has cannot tell sentences apart
-            out[word] = w * math.log(1 + n / df)
-    return out
-
-
-def _shared_name_tokens(quotes: Sequence[ContextQuote]) -> set[str]:
-    """Words of the file name every quote's document has (`mavis` of mavis-aaai2026.pdf): a cue made
-    of them names the document all the quotes come from, so it tells none of them apart."""
-    names = [set(re.findall(r"[^\W_]+", fold(q.doc_name))) - {"pdf"} for q in quotes]
-    return set.intersection(*names) if names else set()
-
-
-def _holds(unit: Unit, folded: str, cue: Cue) -> bool:
-    if _NUMBER_CUE.fullmatch(cue.text):  # "100" is in "100 words", not in "Top-100"
-        return bool(set(numbers_in(cue.text)) & set(unit.numbers))
-    return _contains(folded, cue.text)
-
-
-def _contains(text: str, cue: str) -> bool:
-    # whole-token match: "5" must not match "15", nor "Table 5" match "Table 50" or "Table 5-1"
-    return re.search(rf"(?<![\w.]){re.escape(cue)}(?![\w]|[.\-–]\d)", text) is not None
-
-
-def score_units(
-    question: str,
-    clauses: Sequence[str],
-    units: Sequence[Unit],
-    labels: dict[str, str],
-    quotes: Sequence[ContextQuote],
-) -> list[Scored]:
-    weights = _query_weights(question, clauses, units)
-    total = sum(weights.values()) or 1.0
-    folded = {id(u): fold(u.text) for u in units}
-    label_of = {qid: fold(label) for qid, label in labels.items()}
-    shared = _shared_name_tokens(quotes)
-    holders = {
-        c: {id(u) for u in units if _holds(u, folded[id(u)], c)}
-        for c in cues_of(question)
-        if not set(re.findall(r"\w+", c.text)) <= shared  # "the MAVIS paper" names the document, not a quote
-    }
-    labelled = {c for c in holders if c.text in label_of.values()}
-    # a cue no sentence holds tells none apart; one most sentences hold tells little (a name the
-    # whole document repeats): cues are weighted by rarity, as words are
-    rarity = {c: c.weight * math.log(1 + len(units) / len(ids)) for c, ids in holders.items() if ids}
-    rarity.update({c: c.weight * math.log(1 + len(units)) for c in labelled if c not in rarity})
-    cues = list(rarity)
-    cue_total = sum(w * (LABEL_BOOST if c in labelled else 1.0) for c, w in rarity.items()) or 1.0
-    wants_number = bool(_WANTS_NUMBER.search(question))
-    named = {fold(m.group(0)) for m in LABEL.finditer(question)}
-    rank = {q.quote_id: i for i, q in enumerate(quotes)}
-    context = _quote_words(units)
-    extremes = _extreme_rows(question, units, weights)
-
-    out = []
-    for u in units:
-        qid = u.quote.quote_id
-        own = {t for t in weights if t in u.words}
-        near = {t for t in weights if t in context[qid]} - own
-        coverage = (sum(weights[t] for t in own) + CONTEXT_WEIGHT * sum(weights[t] for t in near)) / total
-        label = label_of.get(qid, "")
-        held_cues = [c for c in cues if id(u) in holders[c] or c.text == label]
-        held = frozenset(c.text for c in held_cues)
-        # the image a question names by its label is the evidence; a sentence naming it points there
-        anchor = sum(rarity[c] * (LABEL_BOOST if c.text == label else 1.0) for c in held_cues)
-        number = 1.0 if wants_number and u.numbers else 0.0
-        prior = 1.0 / (1 + rank[qid])
-        score = W_COVERAGE * coverage + W_ANCHOR * anchor / cue_total + W_NUMBER * number + W_RANK * prior
-        score += W_EXTREME if id(u) in extremes else 0.0
-        if named and _names_another(folded[id(u)], named, label):
-            score *= OTHER_LABEL
-        out.append(Scored(u, score, frozenset(own), held))
-    return out
-
-
-def _names_another(folded_text: str, named: set[str], own_label: str) -> bool:
-    """The sentence names an object of a kind the question names, and not the one it names: "Table 4"
-    where the question asks about "Table 2" (an image quote's own label counts as named by it)."""
-    kinds = {kind_of_label(n) for n in named}
-    mentioned = {fold(m.group(0)) for m in LABEL.finditer(folded_text)} | ({own_label} if own_label else set())
-    same_kind = {m for m in mentioned if kind_of_label(m) in kinds}
-    return bool(same_kind) and not (same_kind & named)
-
-
-def _quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
-    """Every word of a quote (its caption included), the context a sentence is read in."""
-    out: dict[str, set[str]] = {}
-    for u in units:
-        out.setdefault(u.quote.quote_id, set()).update(u.words)
-    return out
-
-
-def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float]) -> set[int]:
-    """For "which ... the highest/fewest ...": in each table, the rows holding the largest (or
-    smallest) value of the columns whose header shares a word with the question (all numeric
-    columns when none does)."""
-    most, least = _MOST.search(question), _LEAST.search(question)
-    if bool(most) == bool(least):
-        return set()
-    pick = max if most else min
-    tables: dict[str, list[Unit]] = {}
-    for u in units:
-        if u.row is not None:
-            tables.setdefault(u.quote.quote_id, []).append(u)
-    out: set[int] = set()
-    for rows in tables.values():
-        header = rows[0].row.header if rows[0].row else ()
-        numeric = [j for j in range(len(header) or len(rows[0].row.cells if rows[0].row else ())) if _numeric(rows, j)]
-        named = [j for j in numeric if j < len(header) and _shares_word(header[j], weights)]
-        for j in named or numeric:
-            valued = [(u.row.value(j), u) for u in rows if u.row is not None and u.row.value(j) is not None]
-            best = pick(v for v, _ in valued)
-            out.update(id(u) for v, u in valued if v == best)
-    return out
-
-
-def _numeric(rows: list[Unit], column: int) -> bool:
-    return sum(u.row is not None and u.row.value(column) is not None for u in rows) >= 2
-
-
-def _shares_word(header: str, weights: dict[str, float]) -> bool:
-    """A header word the question has, or one that starts a question word ("Text" / "textual")."""
-    return any(h == w or (len(h) >= 3 and w.startswith(h)) for h in content_words(header) for w in weights)
-
-
-# -- selecting and writing -------------------------------------------------------------------------
-
-
-def select_quotes(
-    request: AnswerRequest, scored: list[Scored], units: Sequence[Unit], labels: dict[str, str], max_quotes: int
-) -> list[str]:
-    """The quotes to cite, best first: the best sentence's quote, then, for each part of the question
-    that asks for a number ("..., and what share of ..."), the quote with the best sentence stating
-    one when the cited quotes have none near as good for that part."""
-    best = max(scored, key=lambda s: s.score)
-    cited = [best.unit.quote.quote_id]
-    for clause in request.clauses[1:]:
-        if len(cited) >= max_quotes or not _WANTS_NUMBER.search(clause):
+def _answer_part(
+    part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance, before: list[PartAnswer]
+) -> PartAnswer:
+    """The best-ranked candidate that answers the part; for a part that speaks of what the part
+    before it found ("..., and what is its value?"), that first; for "which ... highest", the top
+    row; for a comparison, two rows of one table that hold its anchors between them; else a
+    figure whose labels hold them; else nothing, with the reason."""
+    ranked = tuple(ranked)
+    earlier = before[-1].chosen if before else None
+    # a table row holds more than the cell the part before asked for: "its value", "the two counts"
+    refers_back = earlier is not None and earlier.unit.row is not None and not part.required
+    if refers_back and _PRONOUN.search(part.text):
+        # what "it" is, the row says; the row need only give the kind of value asked ("its value")
+        bare = Part("", (), part.want, frozenset(), part.numbers, part.currency)
+        if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
+            return PartAnswer(part, earlier, ranked)
+    findings: list[Finding] = []
+    first: Scored | None = None
+    for s in ranked:
+        if s.unit.kind not in ANSWERING:
             continue
-        # the clause's own words decide: the expander copies the question's `Table 5` into every
-        # clause, and the quote cited for it would always win
-        own = LABEL.sub(" ", clause)
-        stating = [s for s in score_units(own, (), units, labels, request.quotes) if s.unit.numbers]
-        if not stating:
-            continue
-        top = max(stating, key=lambda s: s.score)
-        held = max((s.score for s in stating if s.unit.quote.quote_id in cited), default=0.0)
-        if top.unit.quote.quote_id not in cited and top.score >= CLAUSE_LEAD * held:
-            cited.append(top.unit.quote.quote_id)
-    return cited
+        evidence = evidence_of(s.unit, units)
+        finding = relevance.check(part, evidence)
+        if finding.ok and names_float(part, evidence):  # "What does Figure 3 show?": Figure 3 first
+            first = s
+            break
+        if finding.ok and first is None:
+            first = s
+        findings.append(finding)
+    if first is not None:
+        first = _row_instead(first, part, ranked, units, relevance)
+        return PartAnswer(part, _extreme_instead(first, part, ranked, units, relevance), ranked)
+    if _COMPARING.search(part.text):
+        pair = _compared_rows(part, ranked, units, relevance)
+        if pair:
+            return PartAnswer(part, pair[0], ranked, compared=(pair[1],))
+    for s in ranked:
+        if s.unit.kind == "ocr" and relevance.check(part, evidence_of(s.unit, units)).ok:
+            return PartAnswer(part, s, ranked, labels_only=True)
+    return PartAnswer(part, None, ranked, relevance.reason(part, findings))
+
+
+def _row_instead(
+    chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
+) -> Scored:
+    """A table's caption says what the table is about, its rows what it holds: where a row of the
+    same table answers the part too ("which sub-metric has the lowest correlation in Table 6"), the
+    best-ranked such row."""
+    if chosen.unit.kind != "caption" or not any(u.quote is chosen.unit.quote and u.row for u in units):
+        return chosen
+    same_table = (s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None)
+    return next((s for s in same_table if relevance.check(part, evidence_of(s.unit, units)).ok), chosen)
+
+
+def _extreme_instead(
+    chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
+) -> Scored:
+    """For "which ... the highest ...", the row of the chosen row's table that holds the extreme."""
+    if chosen.unit.row is None:
+        return chosen
+    table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]
+    top = extreme_rows(part.text, table)
+    if not top or id(chosen.unit) in top:
+        return chosen
+    for s in ranked:
+        if id(s.unit) in top and relevance.check(part, evidence_of(s.unit, units)).ok:
+            return s
+    return chosen
+
+
+def _compared_rows(
+    part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
+) -> tuple[Scored, TableRow] | None:
+    """Two rows of one table that answer a comparison together: between them they hold what the
+    question names ("Gold ... 31 vs 31+32", "Base ... closest to Chipper's")."""
+    rows = [s for s in ranked if s.unit.row is not None][:COMPARED_ROWS]
+    for a in rows:
+        for b in rows:
+            if a is b or a.unit.quote is not b.unit.quote:
+                continue
+            one, other = evidence_of(a.unit, units), evidence_of(b.unit, units)
+            both = Evidence(
+                f"{one.text}\n{other.text}",
+                f"{one.context}\n{other.context}",
+                one.doc_id,
+                one.doc_name,
+                one.doc_title,
+                f"{one.own}\n{other.own}",
+            )
+            if relevance.check(part, both).ok:
+                assert b.unit.row is not None
+                return a, b.unit.row
+    return None
+
+
+def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:
+    """A candidate read with what names its subject: a row with its group and its table's caption
+    (also a caption the parser cut off as a text quote of the same page); a caption or description
+    with the caption; a sentence with its paragraph (where "it" is named). A number the
+    question names must be in the candidate itself, or a table's caption ("in 0.5 M H2SO4")."""
+    q = unit.quote
+    context: list[str] = []
+    own = unit.text
+    if q.modality == "image":
+        captions = [
+            u.text
+            for u in units
+            if u.kind == "sentence"
+            and u.quote.kind == "caption"
+            and u.quote.page_idx == q.page_idx
+            and u.quote.doc_id == q.doc_id
+        ]
+        caption = caption_of(q)
+        context += [caption, where(q), *captions]
+        own = f"{unit.text}\n{caption}"
+        if unit.row is not None:
+            context.append(unit.row.group)
+    if unit.paragraph:  # its paragraph: where the subject of "They cost between $2900 and $4500" is named
+        context.append(unit.paragraph)
+    return Evidence(unit.text, "\n".join(c for c in context if c), q.doc_id, q.doc_name, q.doc_title or "", own)
+
+
+# -- writing ---------------------------------------------------------------------------------------
 
 
 def _without_repeats(ranked: list[Scored]) -> list[Scored]:
@@ -311,32 +268,51 @@ def _without_repeats(ranked: list[Scored]) -> list[Scored]:
     return out
 
 
-def _from_quote(ranked: list[Scored]) -> list[Scored]:
-    """The quote's best sentence, then those that score near it and add a word or anchor of the
-    question's not yet written (a table row: a number); rows in the table's order after the best."""
-    top = ranked[0]
+def _more_from_quote(answer: PartAnswer, units: Sequence[Unit], relevance: Relevance, taken: set[int]) -> list[Scored]:
+    """The answering sentence, then sentences of its quote that answer the same part, score near it
+    and add a word or anchor of the question's not yet written; in the quote's order after the first."""
+    top = answer.chosen
+    assert top is not None
     chosen = [top]
-    terms, cues, numbers = set(top.terms), set(top.anchors), set(top.unit.numbers)
-    for s in ranked[1:]:
+    terms, cues = set(top.terms), set(top.anchors)
+    for s in answer.ranked:
         if len(chosen) >= MAX_PER_QUOTE or s.score < SAME_QUOTE_RELATIVE * top.score:
             break
-        if s.terms - terms or s.anchors - cues or (s.unit.kind in ("row", "ocr") and set(s.unit.numbers) - numbers):
+        if s is top or s.unit.quote is not top.unit.quote or id(s.unit) in taken or s.unit.kind != "sentence":
+            continue
+        if not (s.terms - terms or s.anchors - cues):
+            continue
+        if relevance.check(answer.part, evidence_of(s.unit, units)).ok:
             chosen.append(s)
             terms |= s.terms
             cues |= s.anchors
-            numbers |= set(s.unit.numbers)
     return [top, *sorted(chosen[1:], key=lambda s: s.unit.position)]
 
 
-def write(groups: list[list[Scored]], max_words: int) -> str:
-    """Each text quote's sentences, each cited `[i]`; each image quote as one sentence (its rows or
-    OCR lines joined, else its best sentence) with the image placed right after it. Sentences are
-    added while the answer stays within `max_words`."""
+def write(
+    answers: list[PartAnswer],
+    units: Sequence[Unit],
+    relevance: Relevance,
+    figures: dict[tuple[str, str], ContextQuote],
+    max_words: int,
+) -> str:
+    """Each part's sentences in the question's order (a sentence answering two parts once), each
+    cited; a part nothing answers said missing. Sentences are added while the answer stays within
+    `max_words`."""
     out: list[str] = []
     words = 0
-    for group in groups:
-        q = group[0].unit.quote
-        for line in _text_lines(group) if q.modality == "text" else [_image_line(group, max_words - words)]:
+    taken: set[int] = set()
+    for answer in answers:
+        if answer.chosen is None:
+            lines = [abstention(answer.part.text, answer.reason)]
+        elif id(answer.chosen.unit) in taken:
+            continue
+        else:
+            group = _more_from_quote(answer, units, relevance, taken)
+            taken.update(id(s.unit) for s in group)
+            text = group[0].unit.quote.modality == "text"
+            lines = _text_lines(group, figures) if text else [_image_line(answer, units)]
+        for line in lines:
             n = len(line.split())
             if not out and n > max_words:
                 line, n = _cut(line, max_words), max_words
@@ -346,37 +322,40 @@ def write(groups: list[list[Scored]], max_words: int) -> str:
     return " ".join(out)
 
 
-def _text_lines(group: list[Scored]) -> list[str]:
+def _text_lines(group: list[Scored], figures: dict[tuple[str, str], ContextQuote]) -> list[str]:
+    """Each sentence cited `[i]`; a sentence naming a figure or table of the context ("as Figure 2
+    shows") has that image placed right after it."""
     q = group[0].unit.quote
     out = []
     for s in group:
         body, end = _split_end(s.unit.text)
-        out.append(f"{body} [{q.number}]{end}")
+        named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
+        marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
+        out.append(f"{body} [{q.number}]{end}{marks}")
     return out
 
 
-def _image_line(group: list[Scored], budget: int) -> str:
-    """`Table 2 (page 4) — row | row. ![caption](image1)`: one sentence, so the image cites all of it."""
-    q = group[0].unit.quote
+def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
+    """One sentence and the image right after it: a table's cell(s) with their labels (and the
+    row compared with), the caption's or the description's sentence that answers, or the figure
+    named with the labels that answer quoted."""
+    chosen = answer.chosen
+    assert chosen is not None
+    q = chosen.unit.quote
     image = f" ![{image_alt(q)}](image{q.number})"
-    fragments = [s for s in group if s.unit.kind in ("row", "ocr")]
-    if not fragments:
-        body, end = _split_end(group[0].unit.text)
-        return f"{body}{end}{image}"
-    head = f"{where(q)} — "
-    if group[0].unit.kind not in ("row", "ocr"):  # the best is a sentence: it opens, the rows follow
-        head = f"{_split_end(group[0].unit.text)[0]}; {head}"
-    parts: list[str] = []
-    used = len(head.split()) + len(image.split())
-    for s in fragments:
-        part = s.unit.text if s.unit.kind == "row" else f"“{s.unit.text}”"
-        n = len(part.split())
-        if parts and used + n > budget:
-            break
-        parts.append(part)
-        used += n
-    # one sentence: the full stops of "Inf. F1-score" or of an OCR line must not end it before the image
-    body, end = _split_end(head + " | ".join(parts))
+    if chosen.unit.row is not None:
+        rows = [u.row for u in units if u.quote is q and u.row is not None]
+        legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared)
+        cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
+        body, end = _split_end(with_legend(sentence, legend, cells))
+    elif answer.labels_only:
+        caption = caption_of(q)
+        named = caption if caption and LABEL.match(caption) else f"{where(q)}{': ' + caption if caption else ''}"
+        body, end = _split_end(f"{_split_end(named)[0]} — its labels read “{chosen.unit.text}”")
+    else:
+        body, end = _split_end(chosen.unit.text)
+    # one sentence: the full stops of "Inf. F1-score" must not end it before the image
     return f"{keep_together(body)}{end}{image}"
 
 

@@ -25,7 +25,10 @@ from interleaf.generate.sentences import (
     table_rows,
 )
 
-UnitKind = Literal["sentence", "caption", "row", "ocr"]
+# sentence: of a text quote or of an image's description; caption; row: a table row; block: a
+# statement printed inside a figure ("Metastasis – cells invade other parts of the body via ...");
+# ocr: a figure's label (an axis tick, a legend entry), which supports but never answers
+UnitKind = Literal["sentence", "caption", "row", "block", "ocr"]
 
 # "Table 2", "Figure 4-69", "Example 2-1": a label an image quote's caption starts with.
 LABEL = re.compile(
@@ -49,6 +52,7 @@ class Unit:
     words: frozenset[str]
     numbers: tuple[str, ...]
     row: TableRow | None = None
+    paragraph: str = ""  # the running text a sentence was cut from: where its "they" is named
 
 
 def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
@@ -76,6 +80,15 @@ def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
     return labels
 
 
+def caption_of(quote: ContextQuote) -> str:
+    """An image quote's caption, or the line of its own text that starts with its label (a caption
+    the parser left inside the figure: "Figure 4-68 Visual Explain with RCAC enabled")."""
+    if quote.caption:
+        return quote.caption
+    lines = [line.strip() for text in (quote.ocr_text, quote.text) for line in (text or "").splitlines()]
+    return next((line for line in lines if LABEL.match(line)), "")
+
+
 def own_label(quote: ContextQuote) -> str | None:
     """The label an image quote's own text gives: its caption's, or a line of its OCR- or VLM-text."""
     lines = [line.strip() for text in (quote.caption, quote.ocr_text, quote.text) for line in (text or "").splitlines()]
@@ -96,23 +109,112 @@ def where(quote: ContextQuote) -> str:
 
 
 def units_of(quote: ContextQuote) -> list[Unit]:
-    texts: list[tuple[str, UnitKind, TableRow | None]] = []
+    texts: list[tuple[str, UnitKind, TableRow | None, str]] = []
     if quote.modality == "text":
-        texts = [(s, "sentence", None) for s in split_prose(dehyphenate(quote.text))]
+        prose = _desoup(dehyphenate(quote.text))
+        texts = [(s, "sentence", None, prose) for s in split_prose(prose)]
     else:
         caption = dehyphenate(quote.caption or "")
-        texts += [(s, "caption", None) for s in split_prose(caption)]
+        texts += [(s, "caption", None, "") for s in split_prose(caption)]
         rows = next((r for r in (table_rows(t or "") for t in (quote.text, quote.vlm_text, quote.ocr_text)) if r), [])
-        texts += [(row.as_text(), "row", row) for row in rows]
-        texts += [(s, "sentence", None) for s in _description_sentences(quote)]
-        if not rows:
-            ocr = [line.strip() for line in (quote.ocr_text or "").splitlines() if len(line.split()) >= 2]
-            kind: UnitKind = "row" if quote.kind == "table" else "ocr"
-            texts += [(line, kind, None) for line in ocr]
+        if rows and _text_columns(rows):  # a page of text columns read as a table: read it column by column
+            for column in map(dehyphenate, _columns(rows)):
+                texts += [(s, "sentence", None, column) for s in split_prose(column)]
+        else:
+            texts += [(row.as_text(), "row", row, "") for row in rows]
+        texts += [(s, "sentence", None, "") for s in _description_sentences(quote)]
+        if not rows and quote.kind == "table":
+            lines = [line.strip() for line in (quote.ocr_text or "").splitlines() if len(line.split()) >= 2]
+            texts += [(line, "row", None, "") for line in lines]
+        elif not rows:
+            for block in _blocks(quote.ocr_text or ""):
+                said = [s for s in split_prose(block) if reads_as_statement(s)]
+                texts += [(s, "block", None, block) for s in said] or [(block, "ocr", None, "")]
     out = []
-    for i, (text, kind, row) in enumerate(texts):
+    for i, (text, kind, row, paragraph) in enumerate(texts):
         text = escape_marks(text)
-        out.append(Unit(quote, text, kind, i, frozenset(content_words(text)), tuple(numbers_in(text)), row))
+        words, numbers = frozenset(content_words(text)), tuple(numbers_in(text))
+        out.append(Unit(quote, text, kind, i, words, numbers, row, paragraph))
+    return out
+
+
+# A run of the same words three times or more ("Fully addressed Fully addressed Fully addressed"):
+# labels of a figure the text layer ran into a sentence.
+_SOUP = re.compile(r"\s*\b((?:[\w'’-]+\s+){0,2}[\w'’-]+)(?:\s+\1\b){2,}")
+# A line starts a new block of a figure's text unless the line before runs on into it.
+_RUNS_ON = re.compile(r"(?:[–\-,:(/]|\b(?:and|or|of|the|to|via|with|for|in|a|an|is|are|that|which))$", re.I)
+
+
+def _desoup(text: str) -> str:
+    return _SOUP.sub("", text)
+
+
+def _undouble(line: str) -> str:
+    """A word printed twice for bold ("ENFORCED ENFORCED FOR FOR ALL ALL ACCESS ACCESS"), once;
+    only where three pairs or more run together, so "that that" in prose stays."""
+    words = line.split()
+    pairs = [i for i in range(0, len(words) - 1) if words[i] == words[i + 1]]
+    if len(pairs) < 3:
+        return line
+    out, i = [], 0
+    while i < len(words):
+        out.append(words[i])
+        i += 2 if i in pairs else 1
+    return " ".join(out)
+
+
+def _blocks(text: str) -> list[str]:
+    """A figure's own text as blocks: lines joined until a line starts anew (a capital, a bullet)
+    after a line that does not run on into it."""
+    blocks: list[list[str]] = []
+    for raw in text.splitlines():
+        line = _undouble(raw.strip())
+        if not line:
+            continue
+        starts = re.match(r"[•*\-–]?\s*[A-Z0-9]", line) is not None
+        if blocks and not (starts and not _RUNS_ON.search(blocks[-1][-1])):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return [_desoup(dehyphenate(" ".join(b))) for b in blocks]
+
+
+def reads_as_statement(text: str) -> bool:
+    """Words that say something (five or more, mostly words, many in lower case, few repeated), not
+    a figure's labels: "Metastasis – cells invade other parts of the body via blood vessels" is
+    one; "60 BM25 50 # Train: 20k", "Table Scan Table Probe Union all" and "Fully addressed Fully
+    addressed" are not."""
+    words = text.split()
+    if len(words) < 5:
+        return False
+    wordy = [w for w in words if re.fullmatch(r"[^\W\d_][\w'’-]*[.,;:!?)]*", w)]
+    lower = [w for w in wordy if w[0].islower()]  # prose runs on in lower case; labels are Title Case
+    distinct = {w.casefold().strip(".,;:") for w in words}
+    return len(wordy) >= 0.7 * len(words) and len(lower) >= 0.4 * len(words) and len(distinct) >= 0.6 * len(words)
+
+
+def _text_columns(rows: Sequence[TableRow]) -> bool:
+    """Columns of running text the parser read as a table (a two-column page): at most three
+    columns, no measurement, and in each column most cells are line fragments of four words or more."""
+    width = max(len(r.cells) for r in rows)
+    if not 2 <= width <= 3:
+        return False
+    for j in range(width):  # every column: a label column ("SYSTEM_USER") makes it a real table
+        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j].strip()]
+        if not cells or sum(len(c.split()) >= 4 for c in cells) < 0.5 * len(cells):
+            return False
+        if any(re.search(r"\d[.,]\d", c) for c in cells):
+            return False
+    return True
+
+
+def _columns(rows: Sequence[TableRow]) -> list[str]:
+    width = max(len(r.cells) for r in rows)
+    out = []
+    for j in range(width):
+        lines = [rows[0].header[j] if j < len(rows[0].header) else ""]
+        lines += [r.cells[j] for r in rows if j < len(r.cells)]
+        out.append(" ".join(line for line in lines if line.strip()))
     return out
 
 

@@ -36,6 +36,7 @@ class ContextQuote:
     bbox: tuple[float, float, float, float] | None = None  # PDF points, top-left origin
     ocr_text: str | None = None
     vlm_text: str | None = None
+    doc_title: str | None = None  # the document's title (documents.title): what names the document, besides its file
 
     @property
     def label(self) -> str:
@@ -62,6 +63,8 @@ class GeneratedAnswer:
     error: str | None = None  # set when no answer could be produced (server down, timeout, ...)
     input_mode: InputMode | None = None  # how image quotes reached the model (None: no model, offline)
     prompt_hashes: tuple[str, ...] = ()  # every prompt rendered for this answer, in the order used
+    answerable: bool = True  # False: the generator abstained ("The documents do not say ...")
+    abstain_reason: str | None = None  # why it abstained: the anchor no quote covers, the model's words
 
 
 class Generator(Protocol):
@@ -131,9 +134,20 @@ class CheckedSentence:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """Relevance beside support: the answer addresses the question when each part of it is answered
+    (by a sentence holding what the part asks, in itself or in the quotes it cites) or said missing."""
+
+    addresses: bool
+    said_missing: bool  # every part said missing: the answer abstains
+    reason: str  # per part: "part 1 answered [2]; part 2 said missing"
+
+
+@dataclass(frozen=True)
 class CheckedAnswer:
     markdown: str  # repaired: every citation in canonical form, invalid ones removed
     sentences: tuple[CheckedSentence, ...]
     invalid: int  # citations of quotes not in the context, dropped
     repaired: int  # citations rewritten from a non-canonical form (`image 3`, `[image3]`, ...)
     cited_quote_ids: tuple[str, ...] = field(default_factory=tuple)  # in first-citation order, unique
+    relevance: Verdict | None = None  # when the question was given to the checker

@@ -296,10 +296,12 @@ def table_rows(text: str) -> list[TableRow]:
         n_head = 0  # a table parsed without its header: the rule sits under the first data row
     width = max((len(r) for r in rows), default=0)
     if width < 2:  # one column: every row is the text itself
-        return [TableRow(tuple(r), ()) for r in rows if any(c not in _EMPTY_CELL for c in r)]
+        return _single_column(rows)
     # A parsed multi-level header spills below the rule: rows with no number and two or more
     # filled cells ("| | | Text | Image |"); a row with one filled cell is a group label ("| Single | | |").
-    while n_head < len(rows) - 1 and not any(numbers_in(c) for c in rows[n_head]):
+    # A table of text (no row states a number) has no spilled header: its rows are all data.
+    numeric = any(numbers_in(c) for r in rows[n_head:] for c in r)
+    while numeric and n_head < len(rows) - 1 and not any(numbers_in(c) for c in rows[n_head]):
         if sum(c not in _EMPTY_CELL for c in rows[n_head]) < 2:
             break
         n_head += 1
@@ -315,4 +317,24 @@ def table_rows(text: str) -> list[TableRow]:
             continue
         if filled:
             out.append(TableRow(tuple(r), header, group))
+    return out
+
+
+_GROUP_WORDS = 4  # a group label names ("MM-Embed", "Fine-tuned on M-BEIR"); a longer line is a row
+
+
+def _single_column(rows: list[list[str]]) -> list[TableRow]:
+    """A table read as one column (its cells run together): where some rows state numbers, a short
+    row with none is the label of the rows under it ("MM-Embed" over "+ averaged query embedding
+    0.6977")."""
+    filled = [r for r in rows if any(c not in _EMPTY_CELL for c in r)]
+    if not any(numbers_in(r[0]) for r in filled):
+        return [TableRow(tuple(r), ()) for r in filled]
+    out: list[TableRow] = []
+    group = ""
+    for r in filled:
+        if numbers_in(r[0]) or len(r[0].split()) > _GROUP_WORDS:
+            out.append(TableRow(tuple(r), (), group))
+        else:
+            group = r[0]
     return out

@@ -58,7 +58,9 @@ def build_requests(
     for r in picked:
         by_question.setdefault(r["question_id"], []).append((r["position"], r["quote_id"]))
     rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked})
-    names = {d["doc_id"]: d["name"] for d in documents.select(["doc_id", "name"]).to_pylist()}
+    docs = documents.select(["doc_id", "name", "title"]).to_pylist()
+    names = {d["doc_id"]: d["name"] for d in docs}
+    titles = {d["doc_id"]: d["title"] for d in docs}
     clause_texts = clauses_by_question(clauses)
     requests = []
     for q in questions.select(["question_id", "question"]).to_pylist():
@@ -87,6 +89,7 @@ def build_requests(
                     bbox=tuple(row["bbox"]) if row["bbox"] else None,
                     ocr_text=row.get("table_md") or row.get("ocr_text"),
                     vlm_text=row.get("vlm_text"),
+                    doc_title=titles.get(row["doc_id"]),
                 )
             )
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
@@ -144,7 +147,7 @@ class GenerateStage:
         answers, citations, rejects = [], [], []
         prompt_hash = ",".join(sorted(self.prompt_hashes())) or None
         for request, answer in zip(requests, generated, strict=True):
-            checked = check_answer(answer.markdown, request.quotes)
+            checked = check_answer(answer.markdown, request.quotes, question=request.question)
             key = {"qset_id": given.unit, "question_id": request.question_id, "scope": self.scope}
             answers.append(key | answer_row(request, answer, checked, self.generator, prompt_hash))
             citations += [key | row for row in citation_rows(checked, request)]
@@ -183,7 +186,23 @@ def answer_row(
         "tokens_out": answer.tokens_out,
         "seconds": answer.seconds,
         "error": answer.error,
+        "answerable": _abstain_reason(answer, checked) is None,
+        "abstain_reason": _abstain_reason(answer, checked),
+        "addresses_question": bool(checked.relevance and checked.relevance.addresses),
+        "relevance_reason": checked.relevance.reason if checked.relevance else "not checked",
     }
+
+
+def _abstain_reason(answer: GeneratedAnswer, checked: CheckedAnswer) -> str | None:
+    """Why the answer says the documents do not answer (None when it answers): the generator's own
+    reason, or, for a model's answer, its sentences saying so in every part."""
+    if not answer.answerable:
+        return answer.abstain_reason or "abstained"
+    if not answer.markdown.strip():
+        return answer.error or "empty answer"
+    if checked.relevance is not None and checked.relevance.said_missing:
+        return answer.abstain_reason or checked.relevance.reason
+    return None
 
 
 def citation_rows(checked: CheckedAnswer, request: AnswerRequest) -> list[dict[str, Any]]:

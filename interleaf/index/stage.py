@@ -1,12 +1,10 @@
-"""Index stage: a document's quotes -> one retriever's index rows; and the loaded index that
-the retrieve stage searches (every retriever over one quote universe, in one order)."""
+"""Index stage: a document's quotes -> one retriever's index rows. (What the retrieve stage
+searches, every retriever loaded over the whole corpus, is interleaf/retrieve/loaded_index.py.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from interleaf.index.config import IndexConfig, RetrieverConfig
@@ -15,7 +13,6 @@ from interleaf.index.protocol import Retriever
 from interleaf.index.registry import get_retriever
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import INDEX_MODULES
-from interleaf.structure.scopes import QuoteScopes
 from interleaf.versions import package_versions
 from warehouse import schemas
 
@@ -91,71 +88,7 @@ class IndexStage:
         out = {"index_texts": index_texts_rows(retriever, corpus)}
         encoded = corpus_size = len(retriever.applies_to(corpus))
         if "quote_embeddings" in self.outputs:
-            out["quote_embeddings"] = retriever.encode(corpus, given.previous.get("quote_embeddings"), str(given.root))
-            encoded = getattr(retriever, "encoded_count", corpus_size)
+            out["quote_embeddings"], encoded = retriever.encode(
+                corpus, given.previous.get("quote_embeddings"), str(given.root)
+            )
         return StageOutput(out, counts={"quotes": corpus_size, "encoded": encoded})
-
-
-@dataclass
-class LoadedIndex:
-    """Every configured retriever loaded over one quote universe, in one order."""
-
-    corpus: QuoteCorpus
-    retrievers: dict[str, Retriever]
-    weights: dict[str, float]
-    question_only: frozenset[str] = frozenset()  # retrievers asked the question clause only
-    sections: list[dict[str, Any]] = field(default_factory=list)  # `sections` rows (interleaf.structure)
-
-    def __post_init__(self) -> None:
-        self.position = {q: i for i, q in enumerate(self.corpus.quote_ids)}
-        self.modalities = self.corpus.modalities  # computed once: a query must not walk the corpus
-        self.page_of = {
-            q: (d, p) for q, d, p in zip(self.corpus.quote_ids, self.corpus.doc_ids, self.corpus.page_idx, strict=True)
-        }
-        self._doc_ids = np.asarray(self.corpus.doc_ids)
-        self._masks: dict[str | None, np.ndarray] = {}
-        c = self.corpus
-        # what a question's references point at, as masks; each quote's section as a fusion group
-        self.scopes = QuoteScopes(
-            c.quote_ids, c.doc_ids, c.page_idx, self.modalities, c.section_ids, c.label_lines, self.sections
-        )
-
-    def doc_mask(self, doc_id: str | None) -> np.ndarray:
-        if doc_id not in self._masks:
-            self._masks[doc_id] = np.ones(len(self._doc_ids), dtype=bool) if doc_id is None else self._doc_ids == doc_id
-        return self._masks[doc_id]
-
-
-def load_index(
-    config: IndexConfig,
-    quotes: pa.Table,
-    documents: pa.Table,
-    quote_texts: pa.Table | None,
-    rows_of: dict[str, pa.Table],
-    only: list[str] | None = None,
-    sections: pa.Table | None = None,
-) -> LoadedIndex:
-    """Pure given the stored rows (`rows_of[retriever name]`)."""
-    corpus: QuoteCorpus | None = None
-    retrievers: dict[str, Retriever] = {}
-    for spec in config.retrievers:
-        if only is not None and spec.name not in only:
-            continue
-        own = corpus_for(spec, config, quotes, documents, quote_texts)
-        if corpus is None:
-            corpus = own
-        elif own.quote_ids != corpus.quote_ids:
-            raise ValueError(f"retriever {spec.name!r} sees another quote set than {next(iter(retrievers))!r}")
-        retriever = get_retriever(spec)
-        retriever.load(own, rows_of[spec.name] if spec.name in rows_of else _empty(retriever))
-        retrievers[spec.name] = retriever
-    if corpus is None:
-        raise ValueError("no retriever is configured")
-    weights = {s.name: s.weight for s in config.retrievers if s.name in retrievers}
-    question_only = frozenset(s.name for s in config.retrievers if s.name in retrievers and s.clauses == "question")
-    section_rows = sections.to_pylist() if sections is not None else []
-    return LoadedIndex(corpus, retrievers, weights, question_only, section_rows)
-
-
-def _empty(retriever: Retriever) -> pa.Table:
-    return schemas.empty(retriever.table)

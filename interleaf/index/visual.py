@@ -17,6 +17,7 @@ import pyarrow as pa
 from interleaf.index.config import VisualConfig
 from interleaf.index.corpus import QuoteCorpus
 from interleaf.index.dense import encode_rows, matrix_for, resolve_model
+from interleaf.index.protocol import Encoded
 from interleaf.kinds import modality_of
 
 NOT_INDEXED = -1e9  # text quotes: a visual retriever has nothing to say about them
@@ -94,7 +95,7 @@ class VisualRetriever:
         # the crop's path names its parse fingerprint and quote: a re-parsed crop gets a new key
         return [hashlib.sha256(f"{self.model_id}\x00{p}".encode()).hexdigest()[:24] for p in corpus.img_paths]
 
-    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> pa.Table:
+    def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> Encoded:
         def encode_fn(idx: list[int]) -> np.ndarray:
             paths = [Path(root) / str(corpus.img_paths[i]) for i in idx]
             # one row per quote holds every model's vector, concatenated in model order

@@ -3,7 +3,9 @@
 A question set is named by the hash of its content, so the same file asked twice is the same
 unit (nothing is recomputed), and an edited file is a new one. Question files are JSON Lines in
 qa_dev.jsonl's format: `id`, `question`, and optionally `doc`, `answer`, `evidence`,
-`question_type`; a line that cannot be read is a reject naming the file and line.
+`question_type`, and qa_dev_answers.jsonl's `must_include`, `answerable`, `cross_page` (the gold
+the answers are judged by; `doc: null` asks over the whole corpus); a line that cannot be read, or
+whose fields have the wrong type, is a reject naming the file and line.
 """
 
 from __future__ import annotations
@@ -54,6 +56,11 @@ def read_question_file(path: str | Path) -> QuestionSet:
         if not question or question_id in seen:
             rejects.append((question_id, f"{path.name} line {number}: empty or repeated question id"))
             continue
+        try:
+            gold = answer_gold(raw)
+        except ValueError as exc:
+            rejects.append((question_id, f"{path.name} line {number}: {exc}"))
+            continue
         seen.add(question_id)
         evidence = raw.get("evidence")
         rows.append(
@@ -65,15 +72,44 @@ def read_question_file(path: str | Path) -> QuestionSet:
                 "evidence_json": json.dumps(evidence) if evidence is not None else None,
                 "question_type": raw.get("question_type"),
             }
+            | gold
         )
     if not rows:
         raise InterleafError(f"{path}: no question could be read ({len(rejects)} lines rejected)")
     return QuestionSet(_digest(rows), str(path), rows, rejects)
 
 
-def single_question(question: str, doc_name: str | None = None) -> QuestionSet:
-    row = {"question_id": "q1", "question": question.strip(), "doc_name": doc_name}
-    row |= {"answer": None, "evidence_json": None, "question_type": None}
+NO_GOLD: dict[str, Any] = {"must_include": None, "answerable": None, "cross_page": None}
+
+
+def answer_gold(raw: dict[str, Any]) -> dict[str, Any]:
+    """qa_dev_answers.jsonl's fields for judging an answer, checked: `must_include` a list of
+    strings, `answerable` and `cross_page` true or false; each may be absent (null)."""
+    must_include = raw.get("must_include")
+    if must_include is not None and (
+        not isinstance(must_include, list) or not all(isinstance(m, str) and m.strip() for m in must_include)
+    ):
+        raise ValueError("`must_include` must be a list of non-empty strings")
+    out = {"must_include": must_include}
+    for key in ("answerable", "cross_page"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise ValueError(f"`{key}` must be true or false, not {value!r}")
+        out[key] = value
+    if out["answerable"] is False and must_include:
+        raise ValueError("an unanswerable question (`answerable`: false) has nothing it must include")
+    return out
+
+
+def single_question(question: str, doc_names: list[str] | None = None, context: str | None = None) -> QuestionSet:
+    """One question (`ask`, the server), about the documents named (resolved by interleaf/scope.py);
+    `context`: the earlier turns of a chat, which query expansion adds as one more clause."""
+    names = list(doc_names or [])
+    row = {"question_id": "q1", "question": question.strip(), "doc_name": names[0] if len(names) == 1 else None}
+    if context:
+        row["context"] = context
+    row["doc_names"] = names
+    row |= {"answer": None, "evidence_json": None, "question_type": None} | NO_GOLD
     return QuestionSet(_digest(row), "ask", [row])
 
 

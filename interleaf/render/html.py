@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
@@ -75,10 +75,13 @@ class _Pictures:
     crop_errors: dict[str, str] = field(default_factory=dict)
     pages: dict[tuple[str, int], PageImage | str] = field(default_factory=dict)  # or why not
     page_dom_ids: dict[tuple[str, int], str] = field(default_factory=dict)  # pages already embedded
+    crop_url: Callable[[ContextQuote], str] | None = None  # crops linked, not embedded (the server's page)
 
     def crop(self, view: AnswerView, quote: ContextQuote) -> str | None:
         """The crop's data URL; None (and the reason in crop_errors) when it cannot be shown."""
         path = quote.img_path
+        if path is not None and self.crop_url is not None:
+            return self.crop_url(quote)
         if path is None or view.load_image is None:
             return None
         if path not in self.crops:
@@ -252,6 +255,12 @@ def _document(title: str, main: str) -> str:
         f"<title>{escape(title)}</title><style>{_asset('report.css')}</style></head>\n"
         f"<body><main>{main}</main><script>{script}</script></body></html>\n"
     )
+
+
+def render_answer_body(view: AnswerView, prefix: str, crop_url: Callable[[ContextQuote], str]) -> str:
+    """One answer's text as an HTML fragment, its crops linked through `crop_url` (an HTTP server's
+    page); citations are `<a class="cite" href="#<prefix>-t3">` (text 3) and `#<prefix>-i2` (image 2)."""
+    return _AnswerHtml(view, prefix, _Pictures(crop_url=crop_url)).body()
 
 
 def render_answer_page(view: AnswerView) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from interleaf.index.stage import LoadedIndex
 from interleaf.retrieve.config import LMMFilterConfig
+from interleaf.retrieve.loaded_index import LoadedIndex
 from interleaf.retrieve.protocol import FilterRequest, ImageFilter, Verdict
 
 ImageLoader = Callable[[str], bytes]  # a quote's img_path (relative to the warehouse) -> PNG bytes

@@ -14,18 +14,17 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 from interleaf.expand.stage import clauses_by_question
 from interleaf.fingerprint import canonical_json
 from interleaf.index.config import IndexConfig
-from interleaf.index.stage import LoadedIndex, load_index
 from interleaf.prompts import load_prompt
 from interleaf.retrieve.config import RetrieveConfig
 from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
 from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
+from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex, load_index, rows_of_retrievers
 from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
 from interleaf.retrieve.registry import get_image_filter, get_reranker
 from interleaf.stage import StageInput, StageOutput
@@ -40,7 +39,7 @@ STAGE = "retrieve"
 class Question:
     id: str
     text: str
-    doc_id: str | None = None  # the document a doc-scoped question is asked about
+    doc_ids: tuple[str, ...] = ()  # the documents a doc-scoped question is asked about (interleaf/scope.py)
 
 
 @dataclass
@@ -122,7 +121,7 @@ def retrieve(
     if unknown:
         raise ValueError(f"retrieve.retrievers names {unknown}; the index has {list(index.retrievers)}")
     doc_scoped = config.scope == "doc"
-    masks = [index.doc_mask(q.doc_id if doc_scoped else None) for q in questions]
+    masks = [_scope_mask(index, q.doc_ids if doc_scoped else ()) for q in questions]
     scoped = [reference_scopes(index, q, m, doc_scoped, config) for q, m in zip(questions, masks, strict=True)]
     results = _run(index, questions, clauses, masks, names, config, scoped)
     if expand_config.prf and expand_config.backend != "none":
@@ -156,7 +155,8 @@ def reference_scopes(
     2.3.59-14", "IRM 2.3.59.6", 'The Summer Sword'): one more ranked list per reference."""
     if config.reference_weight <= 0:
         return []
-    doc_id = question.doc_id if doc_scoped else None
+    # a heading repeating the document's title names the document: within one document, nothing narrower
+    doc_id = question.doc_ids[0] if doc_scoped and len(question.doc_ids) == 1 else None
     out = []
     for scope in index.scopes.for_question(question.text, doc_id, config.scoped_query, config.item_references):
         within = mask & scope.mask
@@ -218,28 +218,18 @@ def rerank(
     return blended + [(q, min(s, floor) * 0.999) for q, s in tail]
 
 
-# A loaded index is kept per process, keyed by the fingerprints it was built from: `interleaf ask`
-# in a long-lived process, and eval's variants, search it without reading and building it again.
-_LOADED: dict[str, LoadedIndex] = {}
-
-
-def rows_of_retrievers(config: IndexConfig, index_texts: pa.Table, embeddings: pa.Table) -> dict[str, pa.Table]:
-    """Each retriever's stored rows, from the tables every retriever writes into."""
-    out = {}
-    for spec in config.retrievers:
-        table = index_texts if spec.kind == "bm25" else embeddings
-        out[spec.name] = table.filter(pc.equal(table.column("retriever"), spec.name))
-    return out
-
-
-def questions_of(questions: pa.Table, documents: pa.Table) -> list[Question]:
-    doc_ids: dict[str, str] = {}
-    for d in documents.select(["name", "doc_id"]).to_pylist():
-        doc_ids.setdefault(d["name"], d["doc_id"])
+def questions_of(questions: pa.Table) -> list[Question]:
     return [
-        Question(q["question_id"], q["question"], doc_ids.get(q["doc_name"] or ""))
-        for q in questions.select(["question_id", "question", "doc_name"]).to_pylist()
+        Question(q["question_id"], q["question"], tuple(q["doc_ids"] or ()))
+        for q in questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     ]
+
+
+def _scope_mask(index: LoadedIndex, doc_ids: tuple[str, ...]) -> np.ndarray:
+    """The quotes a question may retrieve: its documents', or every quote when it names none."""
+    if not doc_ids:
+        return index.doc_mask(None)
+    return np.logical_or.reduce([index.doc_mask(d) for d in doc_ids])
 
 
 class RetrieveStage:
@@ -270,8 +260,17 @@ class RetrieveStage:
     retries = 0
     retry_on: tuple[type[BaseException], ...] = ()
 
-    def __init__(self, config: RetrieveConfig, index_config: IndexConfig, expand_config: ExpandConfig) -> None:
+    def __init__(
+        self,
+        config: RetrieveConfig,
+        index_config: IndexConfig,
+        expand_config: ExpandConfig,
+        indexes: IndexHolder | None = None,
+    ) -> None:
+        """`indexes`: where the loaded index is kept; share one across the stages (and runs) that
+        search the same corpus (eval's variants, the server); by default this stage keeps its own."""
         self.settings, self.index_config, self.expand_config = config, index_config, expand_config
+        self.indexes = indexes if indexes is not None else IndexHolder()
         index_stages = tuple(f"index:{r.name}" for r in index_config.retrievers)
         self.upstream = ("questions", "expand", "parse", "describe", *index_stages, "corpus")
 
@@ -296,21 +295,23 @@ class RetrieveStage:
             out["lmm_filter"] = getattr(f, f.backend).model
         return out
 
-    def index(self, given: StageInput) -> LoadedIndex:
-        key = canonical_json(given.upstream)
-        if key not in _LOADED:
+    def load_index(self, given: StageInput) -> LoadedIndex:
+        """The index over the corpus `given` names (its upstream fingerprints): the holder's when it
+        holds that one, else read from the stored rows and built, replacing the one it held."""
+
+        def build() -> LoadedIndex:
             t = given.tables
             rows = rows_of_retrievers(self.index_config, t["index_texts"], t["quote_embeddings"])
-            _LOADED.clear()  # one corpus at a time: an index can hold hundreds of MB of vectors
-            _LOADED[key] = load_index(
+            return load_index(
                 self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows, sections=t["sections"]
             )
-        return _LOADED[key]
+
+        return self.indexes.get(canonical_json(given.upstream), build)
 
     def run(self, given: StageInput) -> StageOutput:
-        index = self.index(given)
+        index = self.load_index(given)
         t = given.tables
-        questions = questions_of(t["questions"], t["documents"])
+        questions = questions_of(t["questions"])
         by_question = clauses_by_question(t["clauses"])
         clauses = [by_question.get(q.id) or [Clause(q.text, "question", 1.0)] for q in questions]
         image_filter = get_image_filter(self.settings.lmm_filter)

@@ -6,6 +6,8 @@ following a paper's definition (the module docstrings cite the section).
 - judge.py: LLM-as-judge plumbing and MMDocRAG's five 0-5 criteria
 - mcitebench.py: Citation F1 (judge), Source F1 and Exact Match
 - mavis.py: groundedness recall / precision, completeness, relevance (judge), utilisation
+- correctness.py: answer_correct, abstention recall, false abstention, words, relevance share
+- citation_sets.py: the cited quotes read as eval_all.py reads them and as Interleaf repairs them
 - grounding.py: the citation checker's verdicts aggregated, short-answer number recall
 - retrieval.py: recall@k and NDCG@k over ranked lists
 - score.py: `score_questions`, `aggregate`, `score_answers`

@@ -238,7 +238,8 @@ def aggregate_mavis(scores: Sequence[QuestionScores], skipped: str | None) -> li
         "informativeness_f1": ("completeness", "relevance"),
     }.items():
         value = _f1(by_name[a].value, by_name[b].value)
-        out.append(MetricValue(name, value, min(by_name[a].n, by_name[b].n), f"harmonic mean of {a} and {b}"))
+        why = f"; {note}" if value is None and note else ""  # "not computed: ..." says why there is none
+        out.append(MetricValue(name, value, min(by_name[a].n, by_name[b].n), f"harmonic mean of {a} and {b}{why}"))
     total = sum_counts(scores)
     for modality in MODALITIES:
         judged_n = total.get(f"mavis_{modality}_citations_judged", 0)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from interleaf.generate.citations import parse_citations, repair
+from interleaf.evaluate.metrics.citation_sets import Parsing, cited_labels
 from interleaf.generate.protocol import CheckedAnswer, CheckedSentence, Citation, ContextQuote, Modality
 from interleaf.generate.sentences import strip_marks
 
@@ -45,23 +45,23 @@ class ByModality:
 
 # A citation of a quote that was not in the context: kept as an id that matches no gold quote, so it
 # counts as a false positive, as MMDocRAG's regex over the raw answer counts it (eval_all.py).
-def invalid_citation_id(modality: Modality, number: int) -> str:
+def invalid_citation_id(modality: Modality, number: int | str) -> str:
     return f"<not in context: {modality} {number}>"
 
 
-def cited_from_answer(raw_markdown: str, context: Sequence[ContextQuote], repair_forms: bool = True) -> ByModality:
+def cited_from_answer(raw_markdown: str, context: Sequence[ContextQuote], parsing: Parsing = "repaired") -> ByModality:
     """The quotes an answer cites, by modality, in first-citation order, read from the answer as the
-    model wrote it: citations of numbers outside the context are kept (as `invalid_citation_id`),
-    as MMDocRAG's regexes count them. With `repair_forms`, non-canonical forms the citation module
-    repairs (`image 3`, `[Quote 3]`) count too, as the user sees them; without, only `[i]` and
-    `![..](imageN)`, close to the reference's `\\[(\\d+)\\]` and `\\(image(\\d+)\\)`."""
-    markdown = repair(raw_markdown)[0] if repair_forms else raw_markdown
-    by_label = {(q.modality, q.number): q.quote_id for q in context}
-    cited: dict[Modality, dict[str, None]] = {"text": {}, "image": {}}
-    for mark in parse_citations(markdown):
-        quote_id = by_label.get((mark.modality, mark.number)) or invalid_citation_id(mark.modality, mark.number)
-        cited[mark.modality].setdefault(quote_id, None)
-    return ByModality(tuple(cited["text"]), tuple(cited["image"]))
+    model wrote it (citation_sets.py names the two parsings): citations of numbers outside the
+    context are kept (as `invalid_citation_id`), as MMDocRAG's regexes count them. A label matches a
+    quote when its digits are the quote's number as written (`text01` matches none, as officially)."""
+    by_label = {f"{q.modality}{q.number}": q.quote_id for q in context}
+    texts, images = cited_labels(raw_markdown, parsing)
+
+    def ids(labels: tuple[str, ...], modality: Modality) -> tuple[str, ...]:
+        found = (by_label.get(label) or invalid_citation_id(modality, label.removeprefix(modality)) for label in labels)
+        return tuple(dict.fromkeys(found))
+
+    return ByModality(ids(texts, "text"), ids(images, "image"))
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,13 @@ class QuestionRecord:
     checked: CheckedAnswer | None = None  # the citation checker's verdicts; None: sentence metrics not computed
     question_type: str | None = None
     atomic_facts: tuple[str, ...] | None = None  # MAVIS completeness; None: extracted by the judge
+    cited_mmdocrag: ByModality | None = None  # cited as eval_all.py reads them; None: not computed
+    # correctness.py: the question file's gold (None: the file does not say) and the generator's verdicts
+    must_include: tuple[str, ...] | None = None
+    answerable: bool | None = None  # gold: False when the right answer is "the documents do not say"
+    abstained: bool = False  # the generator said the documents do not say (answers.answerable false)
+    addresses_question: bool | None = None  # the generator's relevance verdict; None: not given
+    words: int | None = None  # the answer's words as stored (answers.words)
 
     def context_ids(self, modality: Modality) -> tuple[str, ...]:
         return tuple(q.quote_id for q in self.context if q.modality == modality)

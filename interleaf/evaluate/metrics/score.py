@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from interleaf.evaluate.metrics.correctness import aggregate_correctness, question_correctness
 from interleaf.evaluate.metrics.grounding import aggregate_grounding, question_grounding
 from interleaf.evaluate.metrics.judge import FamilyScores, aggregate_mmdocrag, judge_mmdocrag
 from interleaf.evaluate.metrics.mavis import aggregate_mavis, judge_mavis, utilisation_values
@@ -68,6 +69,7 @@ def score_questions(
             exc.add_note(f"while scoring question {record.question_id}")
             raise
         values = {**selection, **overlap, **grounding, **source_values(record), **utilisation_values(record)}
+        values |= question_correctness(record)
         counts = {**selection_counts, **grounding_counts}
         failures: list[str] = []
         for family in judged:
@@ -89,7 +91,8 @@ def aggregate(
             return "no judge configured"
         return None if family in families else f"judge family {family} not asked for"
 
-    metrics = aggregate_selection(scores) + aggregate_overlap(scores) + aggregate_grounding(scores)
+    metrics = aggregate_correctness(scores) + aggregate_selection(scores)
+    metrics += aggregate_overlap(scores) + aggregate_grounding(scores)
     metrics += aggregate_mmdocrag(scores, skipped("mmdocrag"))
     metrics += aggregate_mcitebench(scores, skipped("mcitebench"))
     metrics += aggregate_mavis(scores, skipped("mavis"))

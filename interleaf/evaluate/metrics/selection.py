@@ -1,4 +1,7 @@
-"""Quote selection, as MMDocRAG scores it (§4.1; Appendix A.2 eq. 1; the reference code's eval_all.py).
+"""Quote selection, as MMDocRAG scores it (§4.1; Appendix A.2 eq. 1; the reference code's eval_all.py),
+for each way of reading the citations (citation_sets.py): `quote_f1` and its kin from Interleaf's
+repaired parsing, `quote_f1_mmdocrag` and its kin from eval_all.py's own (what compares with the
+paper's tables), and `citations_parsed_alike`, the share of answers both read the same.
 
 Two different averages, both as the reference computes them:
 - overall F1: per question, P / R / F1 of all cited quotes (text and image together) against all gold
@@ -18,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from interleaf.evaluate.metrics.records import MODALITIES, MetricValue, QuestionRecord, QuestionScores
+from interleaf.evaluate.metrics.records import MODALITIES, ByModality, MetricValue, QuestionRecord, QuestionScores
+
+MMDOCRAG_SUFFIX = "_mmdocrag"  # metrics of citations read as eval_all.py reads them (citation_sets.py)
 
 
 @dataclass(frozen=True)
@@ -42,53 +47,87 @@ def prf(gold: Collection[str], predicted: Collection[str]) -> PRF:
 
 
 def question_selection(record: QuestionRecord) -> tuple[dict[str, float | None], dict[str, int]]:
-    """Per-question values (overall P / R / F1) and the counts the micro averages pool."""
-    overall = prf(record.gold.all, record.cited.all)
+    """Per-question values (overall P / R / F1) and the counts the micro averages pool: for the
+    citations as Interleaf reads them (`cited`) and, when the record has them, as MMDocRAG's
+    eval_all.py reads them (`cited_mmdocrag`; metrics suffixed `_mmdocrag`)."""
+    values, counts = _selection(record.gold, record.cited, "")
+    if record.cited_mmdocrag is not None:
+        official_values, official_counts = _selection(record.gold, record.cited_mmdocrag, MMDOCRAG_SUFFIX)
+        values |= official_values
+        counts |= official_counts
+        counts["parsings_differ"] = int(set(record.cited.all) != set(record.cited_mmdocrag.all))
+    return values, counts
+
+
+def _selection(
+    gold_quotes: ByModality, cited_quotes: ByModality, suffix: str
+) -> tuple[dict[str, float | None], dict[str, int]]:
+    overall = prf(gold_quotes.all, cited_quotes.all)
     values: dict[str, float | None] = {
-        "quote_precision": overall.precision,
-        "quote_recall": overall.recall,
-        "quote_f1": overall.f1,
+        f"quote_precision{suffix}": overall.precision,
+        f"quote_recall{suffix}": overall.recall,
+        f"quote_f1{suffix}": overall.f1,
     }
-    counts = {"selection_no_gold": int(not record.gold.all), "selection_nothing_cited": int(not record.cited.all)}
+    counts = {
+        f"selection_no_gold{suffix}": int(not gold_quotes.all),
+        f"selection_nothing_cited{suffix}": int(not cited_quotes.all),
+    }
     for modality in MODALITIES:
-        gold, cited = set(record.gold.of(modality)), set(record.cited.of(modality))
-        counts[f"{modality}_tp"] = len(gold & cited)
-        counts[f"{modality}_cited"] = len(cited)
-        counts[f"{modality}_gold"] = len(gold)
+        gold, cited = set(gold_quotes.of(modality)), set(cited_quotes.of(modality))
+        counts[f"{modality}_tp{suffix}"] = len(gold & cited)
+        counts[f"{modality}_cited{suffix}"] = len(cited)
+        counts[f"{modality}_gold{suffix}"] = len(gold)
         # how often an answer cites this modality at all (stock Qwen2.5-VL-7B: images in about a third)
-        counts[f"{modality}_answers_citing"] = int(bool(cited))
+        counts[f"{modality}_answers_citing{suffix}"] = int(bool(cited))
     return values, counts
 
 
 def aggregate_selection(scores: Sequence[QuestionScores]) -> list[MetricValue]:
+    out = _aggregate(scores, "", "Interleaf's parsing: the forms models write instead repaired first")
+    official = [s for s in scores if f"quote_f1{MMDOCRAG_SUFFIX}" in s.values]
+    if official:
+        out += _aggregate(official, MMDOCRAG_SUFFIX, "eval_all.py's parsing: `[i]` and `(imageN)` only")
+        differ = sum(s.counts.get("parsings_differ", 0) for s in official)
+        out.append(
+            MetricValue(
+                "citations_parsed_alike",
+                1 - differ / len(official),
+                len(official),
+                f"share of answers whose cited set is the same under both parsings ({differ} differ)",
+            )
+        )
+    return out
+
+
+def _aggregate(scores: Sequence[QuestionScores], suffix: str, parsing: str) -> list[MetricValue]:
     n = len(scores)
     if not n:
-        return [MetricValue("quote_f1", None, 0, "no questions")]
+        return [MetricValue(f"quote_f1{suffix}", None, 0, "no questions")]
     total = {key: sum(s.counts.get(key, 0) for s in scores) for key in scores[0].counts}
     note = (
-        f"per question, averaged; {total['selection_no_gold']} without gold and "
-        f"{total['selection_nothing_cited']} citing nothing score 0 (as MMDocRAG's eval_all.py)"
+        f"per question, averaged; {total[f'selection_no_gold{suffix}']} without gold and "
+        f"{total[f'selection_nothing_cited{suffix}']} citing nothing score 0 (as MMDocRAG's eval_all.py); {parsing}"
     )
     out = [
-        MetricValue("quote_f1", sum(s.values["quote_f1"] or 0.0 for s in scores) / n, n, note),
-        MetricValue("quote_precision", sum(s.values["quote_precision"] or 0.0 for s in scores) / n, n, note),
-        MetricValue("quote_recall", sum(s.values["quote_recall"] or 0.0 for s in scores) / n, n, note),
+        MetricValue(f"quote_{m}{suffix}", sum(s.values[f"quote_{m}{suffix}"] or 0.0 for s in scores) / n, n, note)
+        for m in ("f1", "precision", "recall")
     ]
     for modality in MODALITIES:
-        pooled = prf_from_counts(total[f"{modality}_tp"], total[f"{modality}_cited"], total[f"{modality}_gold"])
-        pooled_note = (
-            f"micro-averaged over {n} questions: {total[f'{modality}_tp']} correct of "
-            f"{total[f'{modality}_cited']} cited, {total[f'{modality}_gold']} gold"
-        )
+        tp, cited, gold = (total[f"{modality}_{k}{suffix}"] for k in ("tp", "cited", "gold"))
+        pooled = prf_from_counts(tp, cited, gold)
+        pooled_note = f"micro-averaged over {n} questions: {tp} correct of {cited} cited, {gold} gold; {parsing}"
         out += [
-            MetricValue(f"{modality}_quote_precision", pooled.precision, total[f"{modality}_cited"], pooled_note),
-            MetricValue(f"{modality}_quote_recall", pooled.recall, total[f"{modality}_gold"], pooled_note),
-            MetricValue(f"{modality}_quote_f1", pooled.f1, n, pooled_note),
-            MetricValue(
-                f"answers_citing_{modality}",
-                total[f"{modality}_answers_citing"] / n,
-                n,
-                f"share of answers with at least one {modality} citation",
-            ),
+            MetricValue(f"{modality}_quote_precision{suffix}", pooled.precision, cited, pooled_note),
+            MetricValue(f"{modality}_quote_recall{suffix}", pooled.recall, gold, pooled_note),
+            MetricValue(f"{modality}_quote_f1{suffix}", pooled.f1, n, pooled_note),
         ]
+        if not suffix:
+            out.append(
+                MetricValue(
+                    f"answers_citing_{modality}",
+                    total[f"{modality}_answers_citing"] / n,
+                    n,
+                    f"share of answers with at least one {modality} citation",
+                )
+            )
     return out

@@ -29,13 +29,14 @@ def _is_blank(image_bgr: np.ndarray) -> bool:
 
 def _page_words(page: pymupdf.Page, layout_image: np.ndarray, cfg: LayoutConfig) -> tuple[list[Word], bool, bool]:
     """(words, has_text_layer, ocr_used)"""
-    words, hidden = text_layer_words(page)
+    ocr = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads))  # loads its models on first read only
+    words, hidden = text_layer_words(page, ocr)  # ocr: a glyph the font leaves unnamed is read
     has_text_layer = bool(words) or hidden > 0
     if text_layer_usable(words, hidden, cfg.min_clean_token_share):
         return words, has_text_layer, False
     if _is_blank(layout_image):
         return [], has_text_layer, False
-    lines = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads)).read(render_bgr(page, cfg.ocr_dpi))
+    lines = ocr.read(render_bgr(page, cfg.ocr_dpi))
     return ocr_words(lines, 72 / cfg.ocr_dpi), has_text_layer, True
 
 

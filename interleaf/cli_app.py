@@ -1,0 +1,111 @@
+"""The command line's shared parts: the Typer app and its global options, the two consoles, the
+environment every command runs in (Prefect quiet and offline), and how errors and runs are printed.
+Commands live in `interleaf/cli.py` (ingest, ask, answer, sql, runs, serve) and
+`interleaf/cli_eval.py` (eval, export)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from interleaf.cli_output import error_line, make_console
+from interleaf.config import Settings, load_settings, model_overrides
+from interleaf.errors import InterleafError
+from warehouse.store import resolve_root
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="`interleaf`: ingest, query and rerun from the command line."
+)
+console = make_console(stderr=True)
+out = make_console()  # piped or redirected: lines as long as their content, not folded to 80 columns
+
+
+def quiet_prefect() -> None:
+    """Prefect's banner and telemetry off however the CLI is started (not only from the Makefile's
+    environment): its SDK telemetry starts when prefect is imported (DO_NOT_TRACK), its temporary
+    server's analytics and its "Starting temporary server" lines when a flow runs. Set when this
+    module loads, before any command imports prefect; an explicit setting in the environment wins."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+quiet_prefect()
+
+
+class State:
+    warehouse: Path
+    settings: Settings
+
+
+state = State()
+
+
+def quiet_libraries() -> None:
+    # Prefect's log handler passes on every library's DEBUG records inside a flow run
+    for name in ("bm25s", "httpx", "urllib3", "matplotlib", "PIL"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def prefect_environment(root: Path) -> None:
+    """Prefect keeps its own database; keep it beside the warehouse, quiet and offline."""
+    os.environ.setdefault("PREFECT_HOME", str(root.parent / ".prefect"))
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # Prefect gives its temporary server 20 s to start; a loaded 2-core machine can need more.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    os.environ.setdefault("PREFECT_LOCAL_STORAGE_PATH", str(root.parent / ".prefect" / "storage"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+
+
+@app.callback()
+def main(
+    warehouse: Annotated[str | None, typer.Option(help="Warehouse folder [env INTERLEAF_WAREHOUSE]")] = None,
+    config: Annotated[str | None, typer.Option(help="YAML config (default configs/default.yaml)")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a config value: parse.backend=mineru")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="A model preset from configs/models.yaml, e.g. qwen2.5-vl-7b")
+    ] = None,
+) -> None:
+    try:
+        overrides = (model_overrides(model) if model else []) + list(set_ or [])
+        state.settings = load_settings(config, overrides)
+    except InterleafError as exc:
+        console.print(error_line(exc), soft_wrap=True)
+        raise typer.Exit(2) from exc
+    state.warehouse = resolve_root(warehouse or state.settings.warehouse)
+    prefect_environment(state.warehouse)
+    quiet_libraries()
+
+
+def fail(exc: Exception) -> typer.Exit:
+    console.print(error_line(exc), soft_wrap=True)
+    return typer.Exit(1)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    from warehouse.store import atomic_write_bytes
+
+    atomic_write_bytes(path, text.encode())
+
+
+def print_query_run(run: Any) -> None:
+    ran = sum(r.status == "ok" for r in run.results)
+    out.print(
+        f"run {run.run_id}: question set {run.qset.qset_id} ({len(run.qset.rows)} questions, {run.qset.source}) — "
+        f"{ran} stage runs, {run.seconds:.1f}s" + ("" if run.flow_started else " (everything stored: nothing ran)")
+    )
+    print_skipped(run)
+
+
+def print_skipped(run: Any) -> None:
+    """The questions not asked (unknown document, none named in doc scope, unreadable line), and why."""
+    for question_id, reason in run.qset.rejects:
+        out.print(f"skipped{f' {question_id}' if question_id else ''}: {reason}", markup=False, highlight=False)

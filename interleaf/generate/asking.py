@@ -1,0 +1,345 @@
+"""What a question asks for, read from its words alone: its parts, and for each part the anchors an
+answer must be about and the kind of value it must give.
+
+A multi-part question asks several things ("How many ... and how long ...?", "What revenue and net
+profit ...?", "... DPR and BM25 each ..."): each part is answered, or said missing, on its own.
+A part's anchors are what the evidence repeats verbatim: names and acronyms ("Tesla", "MAUVE",
+"LLaVa-OneVision"), code-like tokens ("PACKAGE_VERSION", "Top-100", "H2SO4"), numbers ("12 g",
+"Pillar 4") and quoted phrases. Anchors that say where to look rather than what is asked
+("according to GAO-23-106826", "the DPR paper", "MAVIS Table 4") are sources, and float references
+("Table 5") are locators: neither is required of the sentence that answers. A part wants a number
+("how many", "what ... accuracy"), a date ("when"), an amount of a named currency ("how many
+dollars"), or text.
+
+Pure and model-free; the offline composer (offline.py) and the answer-level verdict (relevance.py)
+read questions through it, so both judge "the documents do not say" the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from interleaf.expand.rules import anchors
+from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.text.references import REFERENCE
+
+AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
+Want = Literal["number", "date", "money", "code", "text"]
+
+_ENGLISH_WH = ("what", "which", "who", "whom", "whose", "when", "where", "why", "how")
+_WH = r"(?:what|which|who|whom|whose|when|where|why|how|combien|quel|quelle|quels|quelles)"
+# Where one question ends and the next begins: "?" or ";", and ", and how/what ..." (as the rules
+# expander splits: interleaf/expand/rules.py)
+_SPLIT_SENT = re.compile(r"(?<=[?;])\s+")
+_SPLIT_AND = re.compile(rf"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?={_WH}\b)", re.I)
+# Words that end the phrase a wh-word asks about: "what [Top-20 retrieval accuracy] does ...".
+_VERBS = frozenset(
+    """
+    is are was were be been does do did has have had can could will would should may might must
+    gives give gave given get gets got make makes made reach reaches reached hold holds offer offers assign assigns
+    mean means come comes define defines take takes cost costs lose loses appear appears report reports
+    use uses used keep kept remain remains contain contains allocate allocates score scores
+    achieve achieves show shows list lists say says describe describes call calls cut cuts
+    """.split()  # noqa: SIM905 (a word list reads best as words)
+)
+# The wh-phrases that ask for a quantity; "what is the value of X" does not (a value may be *CHANGE).
+_WANTS_NUMBER = re.compile(
+    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|tall|wide|heavy)|combien"
+    r"|what\s+(?:percentage|percent|share|proportion|number|amount|fraction))\b",
+    re.I,
+)
+_WANTS_DATE = re.compile(r"^(?:when|(?:what|which|in\s+which)\s+(?:date|year|month|day))\b", re.I)
+# The first wh-word, and what comes before what it asks about: "how many", "what is the", "which type of".
+# "how many [men]" asks about men; "how long is tamoxifen taken" about no noun: a copula is skipped
+# after "what is the", not after "how long".
+_ASKING = re.compile(
+    rf"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|tall|wide|heavy)\b"
+    rf"|combien\s+d(?:e\b|')|{_WH}\b(?:\s+(?:is|are|was|were)\b)?(?:\s+(?:the|a|an)\b)?)"
+    r"(?:\s+(?:type|kind|sort)\s+of\b)?\s*",
+    re.I,
+)
+# Words that say what kind of value is asked ("what [date]", "what [share]"), not what it is about,
+# and counts the evidence need not repeat ("the four stages")
+KIND_WORDS = frozenset(
+    """
+    one two three four five six seven eight nine ten first second third date year month day time number amount
+    percentag percent share proport valu count
+    """.split()  # noqa: SIM905
+)
+# Comparatives start no noun phrase: "how much [lower] is ...".
+_COMPARATIVES = frozenset(
+    ["lower", "higher", "more", "less", "fewer", "larger", "smaller", "better", "worse", "longer", "shorter"]
+)
+_PREPOSITIONS = frozenset(
+    ("for", "of", "in", "on", "at", "to", "with", "by", "from", "according", "among", "between", "per")
+)
+# A measured quantity named as what is asked: "what [Top-1 accuracy]", "what MAUVE [score]".
+_MEASURES = frozenset(
+    """
+    accuracy accuracies score scores rate rates ratio ratios percentage percentages percent share proportion
+    count number amount cost costs price prices recall precision f1 f1-score mauve ndcg revenue profit
+    income sales speed duration potential length size weight mass temperature density throughput latency counts
+    """.split()  # noqa: SIM905
+)
+# "how many dollars": the amount must be given in that currency.
+CURRENCIES: dict[str, tuple[str, ...]] = {
+    "dollar": ("$", "usd", "dollar"),
+    "euro": ("€", "eur", "euro"),
+    "pound": ("£", "gbp", "pound"),
+    "yen": ("¥", "jpy", "yen"),
+    "rupee": ("₹", "inr", "rupee", "rs", "crore", "lakh"),
+    "won": ("₩", "krw", "won"),
+}
+_CURRENCY = re.compile(r"\b(dollar|euro|pound|yen|rupee|won)s?\b", re.I)
+_AUX = ("is", "are", "was", "were", "does", "do", "did", "has", "have", "appear", "appears", "say", "says")
+_DOC_NOUN = (
+    r"(?:paper|article|report|brief|guide|redpaper|handbook|manual|book|booklet|overview|study|document|codex"
+    r"|website|presentation|slides|thesis|survey|memo|guidelines?|page)"
+)
+_DOC_NOUN_WORDS = re.sub(r"[^a-z]+", " ", _DOC_NOUN.replace("guidelines?", "guideline"))
+_NAME = r"[A-Z][\w.&/+-]*(?:\s+(?:of\s+|for\s+|the\s+|and\s+)?[A-Z0-9][\w.&/+-]*)*"
+# Phrases that name the source, not the thing asked: "according to X", "X's Figure 2", "the DPR
+# paper", "MAVIS Table 4", and a closing "in Understanding Breast Cancer?".
+_SOURCES = [
+    re.compile(r"\baccording\s+to\s+(?:the\s+)?([^,?;]+)", re.I),
+    re.compile(rf"\b({_NAME})['’]s?\s+(?:(?i:{REFERENCE.pattern})|{_DOC_NOUN}\b)"),
+    re.compile(rf"\b(?:the|its|this|that)\s+((?:[\w.&/+-]+\s+){{0,5}}?){_DOC_NOUN}\b", re.I),
+    re.compile(rf"\b({_NAME})\s+(?=(?i:{REFERENCE.pattern}))"),
+    re.compile(rf"\b(?:in|of|from)\s+({_NAME}\s+{_NAME})\s*[?.]?\s*$"),
+    # what the source is about: "Backus's paper on FFP systems", "the report on disaster insurance"
+    re.compile(rf"\b{_DOC_NOUN}\s+(?:on|about)\s+([^,?;()]+?)(?=\s*[(,?;]|\s+(?:{'|'.join(_AUX)})\b|$)", re.I),
+]
+# A locator: a quoted name of a float ("the 'How cancer spreads' diagram").
+_LOCATOR_NOUN = re.compile(r"^\s*(?:diagram|figure|table|chart|graph|panel|illustration|section|box)\b", re.I)
+_QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
+# Code-like tokens the expander's entity pattern can miss after a capitalised wh-word ("What MAUVE"):
+# capitals after the first letter, letters with digits, `_` or `@`.
+_CODE = re.compile(
+    r"(?<![\w@])(?=[\w@*.+/-]*(?:[A-Za-z][\w@*.+/-]*[A-Z]|\d[\w.-]*[A-Za-z]|[A-Za-z][\w.-]*\d|_|@))"
+    r"[*]?[A-Za-z0-9][\w@*.+/-]*[\w%]"
+)
+# "Tesla", "Loghain", and with its numeral "Stage I", "Pillar 4", "Grade 3"
+_CAPITALISED = re.compile(
+    r"(?<![\w'’-])[A-Z][a-z]{2,}(?:[-'’][A-Za-z]+)*(?:\s+[A-Z][a-z]+(?:[-'’][A-Za-z]+)*)*"
+    r"(?:\s+(?:[IVX]+|\d+[a-z]?)\b)?(?![\w-])"
+)
+# A year or a span of years ("2022", "2021-22") dates the question, as a source places it: a report
+# for 2021-22 does not repeat the year in each sentence.
+_YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
+# What a "what code / ID" question wants back: a token of letters and digits ("U07.1", "QCRTAUT").
+_CODE_HEADS = frozenset(("code", "codes", "id", "ids", "identifier", "identifiers", "symbol", "abbreviation"))
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")
+# What the expander's anchors must look like to be names here: no clause ("'s 45th Annual General
+# Meeting to be held, according to the report'" is two apostrophes, not a quotation).
+_NAME_LIKE = re.compile(r"[\w@*.+/-]+(?:\s+[\w@*.+/&-]+){0,5}")
+_NAME_COMPOUND = re.compile(r"(?<=[A-Za-z0-9])-(?:based|derived|related|specific|like|style|sized|free|only)$")
+_POSSESSIVE = re.compile(r"['’]s?$")
+_TRAILING_FLOAT = re.compile(r"\s+(?:Table|Figure|Fig\.?|Chart)$")
+_NOT_NAMES = frozenset(
+    """
+    what which who whom whose when where why how in on at the a an according for from of to by with and
+    is are was were does do did can could would should will among between without within after before
+    during under over using based given combien quel quelle
+    """.split()  # noqa: SIM905
+)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    text: str  # as the question writes it
+    kind: AnchorKind
+
+    @property
+    def required(self) -> bool:
+        """The sentence that answers must hold it (sources and float references only guide the search)."""
+        return self.kind in ("name", "number", "quoted")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One thing the question asks."""
+
+    text: str
+    anchors: tuple[Anchor, ...]
+    want: Want
+    focus: frozenset[str]  # stemmed content words of the phrase the wh-word asks about
+    numbers: frozenset[str]  # the question's own numbers: a value that answers is another one
+    currency: str | None = None  # "dollar": the amount must be in dollars
+
+    @property
+    def required(self) -> tuple[Anchor, ...]:
+        return tuple(a for a in self.anchors if a.required)
+
+
+def question_parts(question: str) -> list[Part]:
+    """The parts of a question, in order (one part for a simple question); none for a blank one."""
+    question = " ".join(question.split())
+    if not question:
+        return []
+    numbers = frozenset(numbers_in(question))
+    sources = _source_spans(question)
+    out: list[Part] = []
+    for text in _split(question):
+        for sub in _distribute(text):
+            out.append(_part(sub, numbers, sources, question))
+    return out
+
+
+def _split(question: str) -> list[str]:
+    pieces = [p.strip() for p in _SPLIT_SENT.split(question) if p.strip()]
+    out: list[str] = []
+    for p in pieces:
+        out += [s.strip(" ,") for s in _SPLIT_AND.split(p) if s.strip(" ,")]
+    return out or [question]
+
+
+def _distribute(part: str) -> list[str]:
+    """One part per item where the question coordinates what it asks ("What revenue and net profit
+    did ...") or who it asks it of ("can DPR and BM25/Lucene each process")."""
+    each = re.search(r"\b([\w./+-]+(?:\s+[\w./+-]+){0,2})\s+and\s+([\w./+-]+(?:\s+[\w./+-]+){0,2})\s+each\b", part)
+    if each:
+        left, right = each.group(1).split()[-1], each.group(2)
+        head, tail = part[: each.start()], part[each.end() :]
+        lead = each.group(1)[: -len(left)]
+        return [f"{head}{lead}{left}{tail}".strip(), f"{head}{lead}{right}{tail}".strip()]
+    wh = _wh_phrase(part)
+    if wh is not None:
+        start, end = wh
+        phrase = part[start:end]
+        items = [i for i in re.split(r"\s*,\s*|\s+and\s+", phrase) if i.strip()]
+        if len(items) > 1 and " and " in phrase:
+            return [f"{part[:start]}{item}{part[end:]}" for item in items]
+    return [part]
+
+
+def _asking(part: str) -> re.Match[str] | None:
+    """The first wh-word outside quotes ("the 'How cancer spreads' diagram" names, it does not ask)."""
+    return _ASKING.search(_QUOTED.sub(lambda q: "_" * len(q.group(0)), part))
+
+
+def _wh_phrase(part: str) -> tuple[int, int] | None:
+    """The span of what the first wh-word asks about: "what [Top-20 retrieval accuracy] does",
+    "what is the [five-year survival rate] for", "how many [men] get"."""
+    m = _asking(part)
+    if m is None:
+        return None
+    end = m.end()
+    for w in re.finditer(r"\S+", part[m.end() :]):
+        token = w.group(0).strip(",?;:()").casefold()
+        if token in _VERBS or token in _PREPOSITIONS or not token or (end == m.end() and token in _COMPARATIVES):
+            break
+        if end > m.end() and len(token) > 4 and token.endswith("ed"):
+            break  # "the four stages [depicted]": a participle after the noun ends the phrase
+        end = m.end() + w.start() + len(w.group(0).rstrip(",?;:"))
+        if w.group(0).endswith((",", "?", ";", ":")) or w.start() > 60:
+            break
+    return (m.end(), end) if end > m.end() else None
+
+
+def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]], question: str) -> Part:
+    wh = _wh_phrase(text)
+    focus_text = text[wh[0] : wh[1]] if wh else ""
+    asked_in = _asking(text)
+    if asked_in and asked_in.group(0).split()[0].casefold() not in _ENGLISH_WH:
+        focus_text = ""  # the phrase of a question in another language is not read here
+    words = [w for w in content_words(focus_text) if w not in KIND_WORDS]
+    # what is asked is the phrase's head and the word before it: "the five-year [survival rate]",
+    # "how many [men]"; further modifiers ("five-year") are too common to tell a sentence about it
+    # from one that is not, and each of the two must be there ("a local call rate" is no survival rate)
+    focus = frozenset(words[-2:])
+    head_word = focus_text.split()[-1].casefold().strip("?,()") if focus_text.split() else ""
+    currency_match = _CURRENCY.search(focus_text) or _CURRENCY.search(text)
+    currency = currency_match.group(1).casefold() if currency_match else None
+    head = set(re.findall(r"[a-z0-9]+", " ".join(focus_text.split()[-2:]).casefold()))
+    want: Want = "text"
+    if head_word in _CODE_HEADS:
+        want = "code"
+    elif currency:
+        want = "money"
+    elif (asking := _asking(text)) and _WANTS_DATE.match(text[asking.start() :]):
+        want = "date"
+    elif _WANTS_NUMBER.search(text) or head & _MEASURES:
+        want = "number"
+    source_texts = [s for _, _, s in sources]
+    return Part(text, tuple(_anchors(text, source_texts)), want, focus, numbers, currency)
+
+
+def _source_spans(question: str) -> list[tuple[int, int, str]]:
+    out = []
+    for pattern in _SOURCES:
+        for m in pattern.finditer(question):
+            words = m.group(1).split()
+            while words and words[0].casefold() in _NOT_NAMES:
+                words.pop(0)  # "In DPR Table 3": the name is DPR
+            if words:
+                out.append((m.start(1), m.end(1), " ".join(words)))
+    return out
+
+
+def _anchors(text: str, sources: list[str]) -> list[Anchor]:
+    found: dict[str, Anchor] = {}
+
+    def add(value: str, kind: AnchorKind) -> None:
+        value = _POSSESSIVE.sub("", value.strip(" ,.;:?()"))
+        value = _NAME_COMPOUND.sub("", value)  # "Reddit-derived": the name is Reddit
+        value = _TRAILING_FLOAT.sub("", value)
+        key = value.casefold()
+        if not value or key in _NOT_NAMES or any(_within(key, k) for k in found):
+            return
+        for k in [k for k in found if _within(k, key)]:  # "MS MARCO" over "MARCO"
+            del found[k]
+        if kind not in ("reference", "quoted") and any(value in s for s in sources):
+            kind = "source"
+        found[key] = Anchor(value, kind)
+
+    for m in REFERENCE.finditer(text):
+        add(m.group(0), "reference")
+    for m in _QUOTED.finditer(text):
+        after = text[m.end() :]
+        add(m.group(1), "reference" if _LOCATOR_NOUN.match(after) else "quoted")
+    for a in anchors(text):
+        if REFERENCE.fullmatch(a) or a.casefold() in (k for k in found) or not _NAME_LIKE.fullmatch(a):
+            continue
+        if _NUMBER.fullmatch(a):
+            add(a, "number")
+        else:
+            add(a, "name")
+    for m in _CODE.finditer(text):
+        add(m.group(0), "number" if _NUMBER.fullmatch(m.group(0)) else "name")
+    first = re.match(r"\W*\w+", text)
+    for m in _CAPITALISED.finditer(text):
+        if first and m.start() < first.end():
+            continue  # the question's first word is capitalised as every first word is
+        add(m.group(0), "name")
+    for m in _NUMBER.finditer(text):
+        if not any(m.group(0) in a.text and a.kind != "number" for a in found.values()):
+            add(m.group(0), "number")
+    return [Anchor(a.text, "time") if a.kind == "number" and _YEAR.match(a.text) else a for a in found.values()]
+
+
+def asked_words(part: Part) -> set[str]:
+    """The part's words that say what it is about: its content words without the question's verbs
+    ("what does Figure 3 [show]"), the words saying what kind of value it wants, or its sources."""
+    sources = {w for a in part.anchors if a.kind in ("source", "reference") for w in content_words(a.text)}
+    unasked = set(content_words(" ".join(_VERBS))) | set(content_words(_DOC_NOUN_WORDS))  # "the MAVIS [paper]"
+    return set(content_words(part.text)) - KIND_WORDS - sources - unasked
+
+
+def _within(short: str, long: str) -> bool:
+    """`short` is whole words of `long` ("ms" of "ms marco", "20" of "top-20"), not part of one
+    ("usage" of "function_usage")."""
+    a, b = [w for w in re.split(r"\W+", short) if w], [w for w in re.split(r"\W+", long) if w]
+    return any(b[i : i + len(a)] == a for i in range(len(b) - len(a) + 1))
+
+
+def want_label(part: Part) -> str:
+    """How a reason names what the part wants: "a number", "an amount in dollars"."""
+    return {
+        "number": "a number",
+        "date": "a date",
+        "money": f"an amount in {part.currency}s" if part.currency else "an amount",
+        "code": "a code",
+        "text": "an answer",
+    }[part.want]

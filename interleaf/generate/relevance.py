@@ -1,0 +1,316 @@
+"""Relevance beside support: does a sentence answer a part of the question, and does a whole answer
+address the question (each part answered, or said missing)?
+
+The citation checker's `supported` says a quote backs a sentence; it cannot see that "A total of 3
+trucks were used for 15 hours [1]" answers nothing about Tesla's stock price. Here a piece of
+evidence (a sentence, a table row with its labels) answers a part of the question (asking.py) when
+1. it holds every anchor the part requires: the name, code, number or quoted phrase, verbatim or
+   in a form the documents write it ("CoT" for "Chain-of-Thought", "TREC" inside "CuratedTREC"),
+   in itself or in what it is read with (a row's column headers and caption, the sentence before);
+2. it gives the kind of value the part wants: a number other than the question's own for "how
+   many" or "what accuracy", an amount in the currency asked for ("how many dollars");
+3. it is about what is asked: it shares a word of the phrase the wh-word asks about, or one of the
+   part's names.
+An anchor is not required where it names no particular passage or cannot be checked: one the
+document's file name or title holds ("DPR" in dpr-emnlp2020.pdf, "DB2" in "Row and Column Access
+Control Support in IBM DB2 for i"), and a Latin-script anchor read against text in another script
+(a translation is not a miss).
+
+No threshold here is fitted to a question set: each test is a yes/no about what the question names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from interleaf.generate.abstain import says_missing
+from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
+from interleaf.generate.offline_units import LABEL, caption_of, kind_of_label
+from interleaf.generate.protocol import CheckedSentence, Citation, ContextQuote, Verdict
+from interleaf.generate.sentences import IMAGE_MARK, content_words, numbers_in, strip_marks
+from interleaf.text.references import REFERENCE
+
+# Below this share of Latin letters a text is in another script: a Latin anchor may be translated.
+LATIN_SHARE = 0.5
+
+_TOKEN = re.compile(r"[^\W_]+")
+# An identifier or acronym written in capitals ("USAGE", "FUNCTION_USAGE", "DPR", "BM25"): the
+# documents write it so, and a word in lower case is another thing
+_IDENTIFIER = re.compile(r"(?=[A-Z0-9_]*[A-Z][A-Z0-9_]*[A-Z])[A-Z][A-Z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A candidate answer: the text that states it and the text it is read with."""
+
+    text: str  # the sentence or table row itself: the value must be here
+    context: str = ""  # caption, column headers, group label, the sentence before
+    doc_id: str = ""
+    doc_name: str = ""
+    doc_title: str = ""
+    own: str = ""  # where a number the part names must be (a row and its caption); "": in `text` itself
+
+
+@dataclass(frozen=True)
+class Finding:
+    ok: bool
+    why: str = ""  # why not: "no quote mentions Tesla", "it gives no number"
+    missing: tuple[str, ...] = ()  # required anchors it does not hold
+
+
+def _norm(token: str) -> str:
+    return token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token
+
+
+def tokens(text: str) -> list[str]:
+    return [_norm(t) for t in _TOKEN.findall(text.casefold())]
+
+
+def _acronym(anchor: str) -> str | None:
+    """ "Chain-of-Thought" -> "cot", "Natural Questions" -> "nq": the initials of a name of words."""
+    words = re.findall(r"[^\W\d_]+", anchor)
+    if len(words) < 2 or any(w.isupper() and len(w) > 1 for w in words):
+        return None
+    return "".join(w[0] for w in words).casefold()
+
+
+def _forms(anchor: Anchor) -> list[list[str]]:
+    """The token sequences that count as the anchor written in a text."""
+    out = [tokens(anchor.text)]
+    acronym = _acronym(anchor.text)
+    if acronym:
+        out.append([acronym])
+    if re.fullmatch(r"[A-Za-z]+", anchor.text):  # "CuratedTREC": its acronym part is how tables write it
+        out += [[p.casefold()] for p in re.findall(r"[A-Z]{2,}(?![a-z])", anchor.text) if p != anchor.text]
+    return [f for f in out if f]
+
+
+def _has_sequence(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def holds(anchor: Anchor, text: str) -> bool:
+    """The text writes the anchor (a number as a number: "8" is not in "8.4")."""
+    if anchor.kind in ("number", "time") and numbers_in(anchor.text):
+        return set(numbers_in(anchor.text)) <= set(numbers_in(text))
+    if _IDENTIFIER.fullmatch(anchor.text):  # "USAGE", the column, is not the word "usage"
+        return re.search(rf"(?<![A-Za-z0-9_]){re.escape(anchor.text)}(?![A-Za-z0-9_])", text) is not None or (
+            len(anchor.text) <= 5 and _inside_caps(anchor.text, text)
+        )
+    have = tokens(text)
+    acronym = _acronym(anchor.text)
+    for form in _forms(anchor):
+        if form == [acronym] and not re.search(rf"(?<![\w])(?=\w*[A-Z]\w*[A-Z])(?i:{re.escape(acronym)})(?!\w)", text):
+            continue  # an acronym counts written as one ("CoT", "NQ"), not as the word "cot"
+        if _has_sequence(have, form):
+            return True
+    return False
+
+
+def _inside_caps(acronym: str, text: str) -> bool:
+    """ "QA" inside "LFQA", "TREC" in "CuratedTREC": an acronym inside a longer one or a compound."""
+    pattern = rf"(?<![A-Za-z_])[A-Z]*{acronym}[A-Z]*s?(?![a-z_])|[A-Z][a-z]+{acronym}(?![a-z_])"
+    return re.search(pattern, text) is not None
+
+
+def names_float(part: Part, evidence: Evidence) -> bool:
+    """The evidence is the table or figure the part names, or speaks of it ("Fig. 3" is "Figure 3";
+    "Table 5" is not "Table 50"); True when the part names none."""
+    floats = [a.text for a in part.anchors if a.kind == "reference" and LABEL.fullmatch(a.text)]
+    read = f"{evidence.text}\n{evidence.context}"
+    return not floats or any(_names_float(f, read) for f in floats)
+
+
+def _names_float(reference: str, text: str) -> bool:
+    """The text names the table or figure ("Fig. 3" is "Figure 3"; "Table 5" is not "Table 50")."""
+    wanted = (kind_of_label(reference), re.sub(r"\D+", " ", reference).split())
+    return any(
+        (kind_of_label(m.group(0)), re.sub(r"\D+", " ", m.group(0)).split()) == wanted for m in LABEL.finditer(text)
+    )
+
+
+def _names_document(anchor: Anchor, name: set[str], title: str) -> bool:
+    """The anchor is the document's file name or title, or a name of several words one of which the
+    file name holds ("Reliance Industries" for reliance-overview.pdf, "Understanding Breast Cancer"
+    for cancer-guide.pdf)."""
+    words = set(tokens(anchor.text))
+    return bool(words) and (words <= name or holds(anchor, title) or (len(words) > 1 and bool(words & name)))
+
+
+def _latin(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return not letters or sum(c.isascii() for c in letters) / len(letters) >= LATIN_SHARE
+
+
+def name_tokens(doc_name: str) -> set[str]:
+    return set(tokens(re.sub(r"\.pdf$", "", doc_name, flags=re.I))) - {"pdf"}
+
+
+class Relevance:
+    """The question's parts, read against one context (which anchors no quote holds at all)."""
+
+    def __init__(self, question: str, quotes: Sequence[ContextQuote]) -> None:
+        self.question = question
+        self.parts = question_parts(question)
+        self.quotes = quotes
+        texts = {q.quote_id: _quote_text(q) for q in quotes}
+        anchors = {a for p in self.parts for a in p.required}
+        self.held_anywhere = {a: any(holds(a, t) for t in texts.values()) for a in anchors}
+
+    def check(self, part: Part, evidence: Evidence) -> Finding:
+        read = f"{evidence.text}\n{evidence.context}"
+        latin = _latin(evidence.text)
+        named = name_tokens(evidence.doc_name)
+        missing, held_names = [], []
+        for a in part.required:
+            of_document = a.kind != "number" and _names_document(a, named, evidence.doc_title)
+            if holds(a, (evidence.own or evidence.text) if a.kind == "number" else read):
+                # a name tells what the evidence is about, unless it names the document itself
+                held_names += [a] if a.kind != "number" and not of_document else []
+            elif of_document:
+                continue  # it names the document the evidence is from
+            elif latin or not _latin(a.text):
+                missing.append(a.text)
+        if missing:
+            return Finding(False, f"it does not mention {_join(missing)}", tuple(missing))
+        if part.want != "text" and not _gives_value(part, evidence.text):
+            return Finding(False, f"it gives no {want_label(part).removeprefix('a ').removeprefix('an ')}")
+        if not held_names and latin and not _is_about(part, evidence, read):
+            return Finding(False, "it is about something else")
+        return Finding(True)
+
+    def absent(self, part: Part) -> list[str]:
+        """The part's required anchors that no quote of the context holds."""
+        return [a.text for a in part.required if not self.held_anywhere.get(a, True)]
+
+    def reason(self, part: Part, findings: Sequence[Finding]) -> str:
+        """Why no evidence answers the part, for `abstain_reason` and the abstention sentence."""
+        absent = self.absent(part)
+        if absent:
+            return f"no quote mentions {_join(absent)}"
+        anchored = [f for f in findings if not f.missing]
+        if anchored and part.want != "text":
+            return f"the quotes that mention it give no {want_label(part).split(' ', 1)[1]}"
+        if findings:
+            fewest = min(findings, key=lambda f: len(f.missing))
+            if fewest.missing:
+                return f"no quote mentions {_join(fewest.missing)} in the same place"
+        return "no quote answers it"
+
+
+def _is_about(part: Part, evidence: Evidence, read: str) -> bool:
+    """The evidence is about what the part asks: it holds the phrase the wh-word asks about ("the
+    [survival rate]"); a part with no such phrase ("how long did annotators spend?"), one of its
+    words (`asked_words`: not its verbs, nor a word saying what kind of value is asked)."""
+    if part.focus:
+        return part.focus <= set(content_words(evidence.own or evidence.text))
+    words = asked_words(part)
+    return not words or bool(words & set(content_words(read)))
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(dict.fromkeys(items))
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _quote_text(q: ContextQuote) -> str:
+    return "\n".join(t for t in (q.text, q.caption, q.vlm_text) if t)
+
+
+# "930K", "2.5M", "1.1 billion": a number with its magnitude
+_MAGNITUDE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s?(?:[KMBkm]|bn|thousand|million|billion|trillion)\b")
+# "(Chang et al. 2022)", "(Wei et al. 2024a)": a reference's year is no value
+_CITED_YEAR = re.compile(r"\((?:[^()]*?\s)?(?:1[89]|20)\d\d[a-z]?\)")
+# a code: letters with digits ("U07.1", "VARCHAR(64)"), a system value ("*CHANGE"), an identifier ("SYSTEM_USER")
+_CODE_VALUE = re.compile(
+    r"(?<![\w*])(?=[\w.-]*[A-Za-z])(?=[\w.-]*\d)[A-Za-z0-9][\w.-]*|\*[A-Z]{3,}\b|\b[A-Z]+_[A-Z_]+\b"
+)
+
+
+def _gives_value(part: Part, text: str) -> bool:
+    """A number the question did not state (a float label's or a reference's number is no value),
+    for an amount of a named currency that currency, for a code a token of letters and digits."""
+    bare = _CITED_YEAR.sub(" ", REFERENCE.sub(" ", text))
+    if part.want == "code":
+        asked = set(tokens(part.text))
+        return any(set(tokens(m.group(0))) - asked for m in _CODE_VALUE.finditer(bare))
+    values = [n for n in numbers_in(bare) + [m.group(1) for m in _MAGNITUDE.finditer(bare)] if n not in part.numbers]
+    if part.want == "date":
+        values += re.findall(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", bare, re.I)
+    if not values:
+        return False
+    if part.want == "money" and part.currency:
+        folded = bare.casefold()
+        return any(
+            (f in folded) if not f.isalpha() else bool(re.search(rf"\b{f}", folded)) for f in CURRENCIES[part.currency]
+        )
+    return True
+
+
+# -- the answer-level verdict ---------------------------------------------------------------------
+
+
+def answer_verdict(question: str, sentences: Sequence[CheckedSentence], quotes: Sequence[ContextQuote]) -> Verdict:
+    relevance = Relevance(question, quotes)
+    parts = relevance.parts
+    if not parts:
+        return Verdict(False, False, "no question")
+    by_id = {q.quote_id: q for q in quotes}
+    texts = [strip_marks(IMAGE_MARK.sub(lambda m: f" {m.group(1)} ", s.text)) for s in sentences]
+    missing_idx = [i for i, t in enumerate(texts) if says_missing(t)]
+    outcomes: list[str] = []
+    states: list[str] = []
+    for n, part in enumerate(parts, start=1):
+        answered: list[str] = []
+        why = ""
+        for i, sentence in enumerate(sentences):
+            if i in missing_idx:
+                continue
+            cited = [by_id[c.quote_id] for c in sentence.citations if c.quote_id in by_id]
+            # a cited table is read with a caption the parser cut off as a text quote of its page
+            pages = {(q.doc_id, q.page_idx) for q in cited if q.modality == "image"}
+            cut_off = [q for q in quotes if q.kind == "caption" and (q.doc_id, q.page_idx) in pages]
+            context = "\n".join(_quote_text(q) for q in [*cited, *cut_off])
+            doc = cited[0] if cited else None
+            # a number the question names may be in a cited table's caption ("in 0.5 M H2SO4")
+            own = "\n".join([texts[i], *(caption_of(q) for q in cited if q.modality == "image")])
+            evidence = Evidence(
+                texts[i],
+                context,
+                doc.doc_id if doc else "",
+                doc.doc_name if doc else "",
+                (doc.doc_title or "") if doc else "",
+                own,
+            )
+            finding = relevance.check(part, evidence)
+            if finding.ok and (cited or not quotes):
+                answered += [c_label(c) for c in sentence.citations] or ["(no citation)"]
+            elif not why:
+                why = finding.why if cited else "no sentence that cites a quote answers it"
+        said = [i for i in missing_idx if _about(texts[i], part, len(parts))]
+        if answered:
+            states.append("answered")
+            outcomes.append(f"part {n} answered {''.join(dict.fromkeys(answered))}")
+        elif said:
+            states.append("missing")
+            outcomes.append(f"part {n} said missing")
+        else:
+            states.append("no")
+            outcomes.append(f"part {n} not answered: {why or 'no sentence answers it'}")
+    label = outcomes if len(parts) > 1 else [o.replace("part 1 ", "", 1) for o in outcomes]
+    return Verdict("no" not in states, all(s == "missing" for s in states), "; ".join(label))
+
+
+def c_label(citation: Citation) -> str:
+    return f"[{citation.number}]" if citation.modality == "text" else f"image{citation.number}"
+
+
+def _about(sentence: str, part: Part, n_parts: int) -> bool:
+    """An abstention sentence speaks of this part: the only part, or it shares its words or names."""
+    if n_parts == 1:
+        return True
+    words = set(content_words(sentence))
+    return bool(words & (part.focus | set(content_words(part.text)))) or any(holds(a, sentence) for a in part.anchors)

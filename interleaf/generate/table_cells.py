@@ -1,0 +1,134 @@
+"""A table answered as cells: the row(s) and column(s) a question names, as one sentence with the
+value and its labels ("Table 2 (page 5) gives Top-100 · TREC 94.1 for Multi, BM25 + DPR"), never the
+whole table.
+
+A table's leading columns that hold names rather than measurements label its rows (a concentration
+"8" is a label; "0.1240" is a measurement); the other columns hold values. The columns asked for
+are those whose header holds the most of the question's anchors and words ("Top-100 · TREC" for
+"Top-100 ... CuratedTREC"); when no header shares anything with the question the row is given
+whole. A comparison ("compared with no inhibitor", "than X", "X vs Y") also gives the row of the
+other side; "no X" / "without X" is the table's baseline row (0, none, blank, control).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from interleaf.generate.asking import Part
+from interleaf.generate.relevance import holds, tokens
+from interleaf.generate.sentences import TableRow, content_words
+
+_MEASUREMENT = re.compile(r"\d[.,]\d|\d\s?%|^\s*[-−–]?\d+(?:\.\d+)?[eE][-+]?\d+\s*$")
+_EMPTY = frozenset({"", "-", "–", "—"})
+_SIDE = re.compile(
+    r"\b(?:compared\s+(?:with|to)|than|versus|vs\.?|relative\s+to|against|beats?|outperforms?|exceeds?)"
+    r"\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)",
+    re.I,
+)
+_NONE_SIDE = re.compile(r"^(?:no|without|absence\s+of|zero)\b", re.I)
+_BASELINE = frozenset({"0", "none", "no", "blank", "control", "w/o", "baseline", "-", "—", "–", "0 g", "nil"})
+
+
+def label_columns(rows: Sequence[TableRow]) -> list[int]:
+    """The leading columns whose cells name the row: no cell of them is a measurement."""
+    width = max((len(r.cells) for r in rows), default=0)
+    if not any(_MEASUREMENT.search(c) for r in rows for c in r.cells):
+        return [0]  # a table of text: its first column names the row
+    out = []
+    for j in range(width - 1):
+        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j] not in _EMPTY]
+        if any(_MEASUREMENT.search(c) for c in cells):
+            break
+        out.append(j)
+    return out or [0]
+
+
+def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: list[int]) -> list[int]:
+    """The value columns of `row` whose header shares the most with the question part (an anchor
+    counts two, a word one); every filled value column when none shares anything."""
+    words = set(content_words(part.text))
+    scores: dict[int, float] = {}
+    for j, cell in enumerate(row.cells):
+        if j in labels or cell in _EMPTY:
+            continue
+        header = row.header[j] if j < len(row.header) else ""
+        score = 2.0 * sum(holds(a, header) for a in part.anchors if a.kind != "number")
+        score += len(words & set(content_words(header)))
+        scores[j] = score
+    best = max(scores.values(), default=0.0)
+    if best <= 0:
+        return sorted(scores)
+    return [j for j, s in scores.items() if s == best]
+
+
+def side_rows(part: Part, rows: Sequence[TableRow], chosen: TableRow, labels: list[int]) -> list[TableRow]:
+    """For a comparison, the row of the other side ("compared with no inhibitor": the 0 row)."""
+    m = _SIDE.search(part.text)
+    if m is None:
+        return []
+    side = m.group(1).strip()
+    others = [r for r in rows if r is not chosen]
+    if _NONE_SIDE.match(side):
+        base = [r for r in others if _label_text(r, labels).casefold() in _BASELINE]
+        return base[:1]
+    wanted = set(tokens(side))
+    scored = [(len(wanted & set(tokens(_label_text(r, labels)))), r) for r in others]
+    best = max((s for s, _ in scored), default=0)
+    return [r for s, r in scored if s == best][:1] if best else []
+
+
+def _label_text(row: TableRow, labels: list[int]) -> str:
+    cells = [row.cells[j] for j in labels if j < len(row.cells) and row.cells[j] not in _EMPTY]
+    return " ".join(cells).strip()
+
+
+def _labels(row: TableRow, labels: list[int]) -> str:
+    """How the sentence names the row: its label cells (a bare number with its column's header:
+    "Inhibitor concentration (g) 8"), after its group label."""
+    out = [row.group] if row.group else []
+    for j in labels:
+        cell = row.cells[j] if j < len(row.cells) else ""
+        if cell in _EMPTY or cell in out:
+            continue
+        header = row.header[j] if j < len(row.header) else ""
+        out.append(f"{header} {cell}".strip() if re.fullmatch(r"[-−]?[\d.,]+\s*%?", cell) else cell)
+    return ", ".join(out)
+
+
+def _values(row: TableRow, columns: list[int]) -> str:
+    out = []
+    for j in columns:
+        header = row.header[j] if j < len(row.header) else ""
+        cell = row.cells[j].rstrip(" .")  # the sentence goes on after it
+        out.append(f"{header} {cell}".strip() if header and header != cell else cell)
+    return "; ".join(out)  # not ", ": "79,168, 58,880" reads as one number
+
+
+def cell_sentence(
+    where: str, rows: Sequence[TableRow], chosen: TableRow, part: Part, compared: Sequence[TableRow] = ()
+) -> str:
+    """One sentence: where, the value(s) asked for with their column, and the row(s) they belong to."""
+    if max(len(r.cells) for r in rows) < 2:  # a table read as one column: the rows as they read
+        return f"{where} gives " + "; and ".join(r.as_text() for r in (chosen, *compared))
+    labels = label_columns(rows)
+    columns = asked_columns(rows, chosen, part, labels)
+    compared = [*compared, *(r for r in side_rows(part, rows, chosen, labels) if r not in compared)]
+    clauses = [f"{_values(chosen, columns)} for {_labels(chosen, labels)}"]
+    for other in compared:
+        filled = [j for j in columns if j < len(other.cells) and other.cells[j] not in _EMPTY]
+        if filled:
+            clauses.append(f"{_values(other, filled)} for {_labels(other, labels)}")
+    return f"{where} gives " + "; and ".join(c.replace(" for ", " for ", 1) for c in clauses)
+
+
+# "Faster R-CNN [28] (F)": a table's legend, a name and the code its cells use for it
+_LEGEND = re.compile(r"((?:[A-Z][\w-]*\s+){0,3}[A-Z][\w-]*)\s*(?:\[\d+\]\s*)?\(([A-Z][A-Za-z0-9]{0,2})\)")
+
+
+def with_legend(sentence: str, legend: str, cells: Sequence[str]) -> str:
+    """The sentence with the codes its cells use spelled out from the table's legend: "... Newspaper
+    [17] F - Layouts ... (F: Faster R-CNN)". A header's unit ("Ecorr (V)") is no code."""
+    found = {code: name for name, code in _LEGEND.findall(" ".join(legend.split())) if name != code}
+    used = [c for c in found if any(re.search(rf"(?<![\w/(]){re.escape(c)}(?![\w/)])", cell) for cell in cells)]
+    return sentence + "".join(f" ({c}: {found[c]})" for c in used)
