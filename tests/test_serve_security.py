@@ -55,9 +55,8 @@ def test_upload_without_a_key_is_401(server: RunningServer) -> None:
 
 def test_upload_with_a_wrong_key_is_403(server: RunningServer) -> None:
     assert upload(server, SMALL_PDF, "il_not-a-key-of-this-server").status_code == 403
-    # a wrong key is refused on open reading too: it is never silently ignored
-    assert server.client("il_not-a-key-of-this-server").get("/v1/documents").status_code == 403
-    assert server.client("il_not-a-key-of-this-server").post("/v1/ask", json={"question": "x"}).status_code == 403
+    # open reading: an OpenAI client has to send some key, and one unknown here opens reading only
+    assert server.client("sk-any-client-placeholder").get("/v1/documents").status_code == 200
 
 
 def test_an_oversize_upload_is_413(server: RunningServer) -> None:
@@ -153,10 +152,10 @@ def test_each_key_has_its_own_rate_limit(root: Path) -> None:
         assert limited.client(bob).get("/v1/documents").status_code == 200  # bob has his own bucket
         anonymous = limited.client()  # unkeyed reading is limited per address, apart from alice
         assert [anonymous.get("/v1/documents").status_code for _ in range(3)] == [200, 200, 200]
-        # deleting a key's line revokes it at once
+        # deleting a key's line revokes it at once: it opens nothing that needs a key
         kept = [line for line in limited.keys_file.read_text().splitlines() if not line.startswith("bob ")]
         limited.keys_file.write_text("\n".join(kept) + "\n")
-        assert limited.client(bob).get("/v1/documents").status_code == 403
+        assert upload(limited, SMALL_PDF, bob).status_code == 403
 
 
 def test_cors_is_off_unless_origins_are_configured(server: RunningServer, root: Path) -> None:

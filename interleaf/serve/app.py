@@ -67,9 +67,11 @@ class Server:
             if scheme.lower() != "bearer" or not token.strip():
                 raise ApiError(401, "bad_authorization", "send the API key as `Authorization: Bearer <key>`", _BEARER)
             key = self.keys.ring.identify(token.strip())
-            if key is None:
+            if key is None and need_key:
                 raise ApiError(403, "invalid_key", "the API key is not valid on this server")
-            client = f"key:{key.name}"
+            # open reading: OpenAI clients must send some key, so one this server does not know reads
+            # as no key at all (rate-limited by address); it still opens nothing that needs a key
+            client = f"key:{key.name}" if key else f"addr:{request.client.host if request.client else 'unknown'}"
         elif need_key:
             hint = "" if self.keys.ring else " (none is configured: `interleaf serve --new-key NAME` makes one)"
             raise ApiError(401, "missing_key", f"this needs an API key: `Authorization: Bearer <key>`{hint}", _BEARER)
