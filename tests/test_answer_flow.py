@@ -93,7 +93,7 @@ def test_answers_are_right_abstain_when_unanswerable_and_answer_cells_briefly(
     qa = str(corpus / "qa_dev_answers.jsonl")
     result = run_cli(corpus_warehouse.root, "eval", "--qa", qa, "--scope", "doc")
     assert re.search(r"skipped a032: .*game-manual-619p", result.stdout), result.stdout  # the rest answered
-    run_id = re.search(r"metrics run (\w+)", result.stdout).group(1)
+    run_id = re.search(r"metrics run (\S+);", result.stdout).group(1)
     rows = sql_rows(
         corpus_warehouse.root,
         "select metric, breakdown, group_name, value, n from eval_metrics "

@@ -29,9 +29,18 @@ from interleaf.generate.asking import Part
 from interleaf.generate.citations import image_alt
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline_scoring import Scored, extreme_rows, score_units
-from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, caption_of, image_labels, units_of, where
+from interleaf.generate.offline_units import (
+    LABEL,
+    LEAD_IN,
+    Unit,
+    caption_of,
+    escape_marks,
+    image_labels,
+    units_of,
+    where,
+)
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
-from interleaf.generate.relevance import Evidence, Finding, Relevance, names_float
+from interleaf.generate.relevance import Evidence, Finding, Relevance, names_another_float, names_float
 from interleaf.generate.sentences import TableRow, keep_together
 from interleaf.generate.table_cells import cell_sentence, with_legend
 
@@ -155,9 +164,11 @@ def _answer_part(
         if finding.ok and names_float(part, evidence):  # "What does Figure 3 show?": Figure 3 first
             first = s
             break
-        if finding.ok and first is None:
+        if finding.ok and first is None and not names_another_float(part, evidence):
             first = s
         findings.append(finding)
+    if not part.required and (first is None or not names_float(part, evidence_of(first.unit, units))):
+        first = _named_caption(part, ranked, units) or first
     if first is not None:
         first = _row_instead(first, part, ranked, units, relevance)
         return PartAnswer(part, _extreme_instead(first, part, ranked, units, relevance), ranked)
@@ -169,6 +180,15 @@ def _answer_part(
         if s.unit.kind == "ocr" and relevance.check(part, evidence_of(s.unit, units)).ok:
             return PartAnswer(part, s, ranked, labels_only=True)
     return PartAnswer(part, None, ranked, relevance.reason(part, findings))
+
+
+def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored | None:
+    """For a part that asks about a table or figure it names and nothing narrower ("What does Table 2
+    compare?"), that float's caption: it says what the float shows, whatever words the part uses."""
+    if not any(a.kind == "reference" and LABEL.fullmatch(a.text) for a in part.anchors):
+        return None
+    captions = (s for s in ranked if s.unit.kind == "caption")
+    return next((s for s in captions if names_float(part, evidence_of(s.unit, units))), None)
 
 
 def _row_instead(
@@ -348,11 +368,11 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
         sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared)
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
-        body, end = _split_end(with_legend(sentence, legend, cells))
+        body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
     elif answer.labels_only:
         caption = caption_of(q)
         named = caption if caption and LABEL.match(caption) else f"{where(q)}{': ' + caption if caption else ''}"
-        body, end = _split_end(f"{_split_end(named)[0]} — its labels read “{chosen.unit.text}”")
+        body, end = _split_end(f"{_split_end(escape_marks(named))[0]} — its labels read “{chosen.unit.text}”")
     else:
         body, end = _split_end(chosen.unit.text)
     # one sentence: the full stops of "Inf. F1-score" must not end it before the image

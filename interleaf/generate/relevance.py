@@ -124,6 +124,16 @@ def names_float(part: Part, evidence: Evidence) -> bool:
     return not floats or any(_names_float(f, read) for f in floats)
 
 
+def names_another_float(part: Part, evidence: Evidence) -> bool:
+    """The evidence speaks of another table or figure of the kind the part names, and not of the one
+    it names ("In Table 4, we compare ..." for "What does Table 2 compare?"): it is about that other."""
+    floats = [a.text for a in part.anchors if a.kind == "reference" and LABEL.fullmatch(a.text)]
+    if not floats or names_float(part, evidence):
+        return False
+    kinds = {kind_of_label(f) for f in floats}
+    return any(kind_of_label(m.group(0)) in kinds for m in LABEL.finditer(evidence.text))
+
+
 def _names_float(reference: str, text: str) -> bool:
     """The text names the table or figure ("Fig. 3" is "Figure 3"; "Table 5" is not "Table 50")."""
     wanted = (kind_of_label(reference), re.sub(r"\D+", " ", reference).split())
