@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -134,8 +135,12 @@ class Jobs:
         self._queue.put(None)
         current = self._current
         if current is not None and current.poll() is None:
-            current.terminate()
-            current.wait(timeout=30)
+            # the ingest's own children (page workers, Prefect's temporary server) share its group
+            os.killpg(current.pid, signal.SIGTERM)
+            try:
+                current.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(current.pid, signal.SIGKILL)
         if self._config is not None:
             shutil.rmtree(self._config.parent, ignore_errors=True)
 
@@ -166,7 +171,13 @@ class Jobs:
         command += ["--config", str(self._settings_file()), "ingest", str(job.path)]
         env = {**os.environ, "COLUMNS": "200"}
         self._current = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=_source_root()
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=_source_root(),
+            start_new_session=True,  # one process group: stop() ends the ingest and all it started
         )
         output, _ = self._current.communicate()
         returncode = self._current.returncode
