@@ -204,3 +204,47 @@ def test_a_streamed_model_answer_links_its_images_as_they_arrive(
     image = next(c for c in last.citations if c["label"] == "image1")
     assert text.endswith(f"![Table 2 compares retrievers]({server.url}/v1/quotes/{image['quote_id']}/image)")
     assert "(image1)" not in text
+
+
+def test_a_caller_finding_a_reload_under_way_waits_for_its_snapshot(
+    corpus_warehouse: IngestedWarehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload's job asks for a refresh just after its ingest published; the page poller may have
+    started that very reload a moment before. The job must get the new snapshot, not the old one
+    (it used to find the marker already current and return at once, then call the upload failed)."""
+    import threading
+
+    from interleaf.serve import state as state_module
+    from warehouse.store import Warehouse
+
+    root = copy_warehouse(corpus_warehouse.root, tmp_path)
+    state = state_module.ServerState(root, load_settings(None, []))
+    state.warm_up()
+    before = state.snapshot
+    wh = Warehouse(root)
+    published = {v.stage: (v.fingerprint, v.tables) for v in wh.current().values() if v.group == "ingest"}
+    wh.publish("ingest", published)  # what an ingest's publish changes: the marker
+
+    import flows.answer
+
+    loading, release = threading.Event(), threading.Event()
+    real_open = flows.answer.open_index
+
+    def slow_open(*args: object) -> object:  # the reload's longest step: the index's load
+        loading.set()
+        assert release.wait(60)
+        return real_open(*args)
+
+    monkeypatch.setattr(flows.answer, "open_index", slow_open)
+    poller = threading.Thread(target=state.refresh)
+    poller.start()
+    assert loading.wait(60)
+    seen: list[object] = []
+    job = threading.Thread(target=lambda: seen.append((state.refresh(), state.snapshot)))
+    job.start()
+    job.join(1.0)
+    assert job.is_alive(), "the second caller returned while the reload was still under way"
+    release.set()
+    poller.join(120)
+    job.join(120)
+    assert seen and seen[0][1] is state.snapshot and state.snapshot is not before

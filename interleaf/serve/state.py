@@ -169,7 +169,7 @@ class ServerState:
 
         started = time.perf_counter()
         snapshot = load_snapshot(self.wh)
-        self._marker = marker
+        loaded_marker: tuple[Any, ...] | None = marker
         if not snapshot.documents:
             self.indexes.clear()
             self.index_error = "no document is ingested: upload a PDF (POST /v1/documents) or run `interleaf ingest`"
@@ -180,11 +180,14 @@ class ServerState:
             except (InterleafError, OSError, ValueError) as exc:
                 self.indexes.clear()
                 self.index_error = str(exc)
-                self._marker = None  # the next poll tries again
+                loaded_marker = None  # the next poll tries again
                 log.warning("no index loaded: %s", exc)
         self.snapshot = snapshot
         self.pages.clear()
         self.loaded_at = time.time()
+        # only now: a caller that finds the marker current (and so does not wait on the lock)
+        # must find this snapshot in place, not the one before it (an upload's job checks it)
+        self._marker = loaded_marker
         loaded = self.indexes.loaded
         quotes = len(loaded.index.corpus) if loaded else 0
         log.info(
