@@ -20,6 +20,7 @@ from interleaf.index.stage import IndexStage
 from interleaf.parse.stage import ParseStage, SourceFile
 from interleaf.stage import Stage
 from tasks.context import RunContext
+from tasks.follow import DocumentChange
 from tasks.stage_task import Plan, UnitResult, publish, run_unit
 
 GROUP = "ingest"
@@ -51,8 +52,9 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
 
 # Two documents in flight keep the page workers busy while one of them is being written.
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=False)
-def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str]) -> list[UnitResult]:
-    """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`."""
+def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange) -> list[UnitResult]:
+    """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
+    `change`: the documents the published set gains and loses when this ingest publishes."""
     results: list[UnitResult] = []
     failures: list[tuple[str, BaseException]] = []
     collect = _collector(results, failures)
@@ -67,7 +69,7 @@ def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str]) -> list[Unit
         if isinstance(s, IndexStage)
     }
     collect(indexed)
-    publish(ctx, plan, GROUP)
+    publish(ctx, plan, GROUP, units=change.apply)
     if failures:
         raise IngestError(failures)
     return results

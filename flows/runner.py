@@ -26,6 +26,7 @@ from interleaf.parse.stage import SourceFile
 from interleaf.pdf.document import page_count_and_title
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
+from tasks.follow import DocumentChange, Dropped, documents_to_drop
 from tasks.stage_task import Plan, UnitResult, is_committed, pending, publish, record_unchanged, run_unit
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
@@ -41,6 +42,7 @@ class IngestReport:
     flow_started: bool = False
     warnings: list[str] = field(default_factory=list)
     unusable: list[str] = field(default_factory=list)  # doc_ids with no parsed document (rejected)
+    dropped: list[Dropped] = field(default_factory=list)  # published documents this ingest took out of the views
 
     @property
     def all_rejected(self) -> bool:
@@ -76,6 +78,10 @@ class IngestReport:
                     f"{sum(r.rejects for r in self.of(s))} rejects"
                     for s in stages
                 )
+            )
+        for gone in self.dropped:
+            console.print(
+                f"  left the views: {Path(gone.path).name} ({gone.reason}; its parts stay until `interleaf gc`)"
             )
         for warning in self.warnings:
             console.print(f"[yellow]warning:[/yellow] {warning}")
@@ -120,8 +126,11 @@ def _reject_unopenable(ctx: RunContext, plan: Plan, files: dict[str, str], todo:
     return results
 
 
-def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str | None) -> IngestReport:
-    from flows.ingest import IngestError, ingest_flow, ingest_stages
+def run_ingest(
+    root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
+) -> IngestReport:
+    """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
+    from flows.ingest import GROUP, IngestError, ingest_flow, ingest_stages
 
     started = time.perf_counter()
     wh = Warehouse(root)
@@ -131,6 +140,8 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     files = {path: sha256_file(Path(path)) for path in discover_documents(paths)}
     doc_ids = sorted(set(files.values()))
     report = IngestReport(ctx.run_id, files)
+    report.dropped = documents_to_drop(wh, files, paths, sync)
+    change = DocumentChange(frozenset(doc_ids), frozenset(d.doc_id for d in report.dropped))
     todo_parse = pending(ctx, plan, plan.stage("parse"), doc_ids)
     rejected = _reject_unopenable(ctx, plan, files, todo_parse)
     gone = {r.unit for r in rejected}
@@ -138,7 +149,7 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     files_left = {p: d for p, d in files.items() if d not in gone}
     docs_left = sorted(set(files_left.values()))
     if not todo_parse and not any(pending(ctx, plan, s, docs_left) for s in plan.stages[1:]):
-        publish(ctx, plan, "ingest")  # the config may point back at outputs stored earlier
+        publish(ctx, plan, GROUP, units=change.apply)  # the config may point back at outputs stored earlier
         if docs_left:  # the rejected ones have their ledger rows already
             record_unchanged(ctx, plan, docs_left)
         _refresh_catalog(wh, report)
@@ -150,7 +161,7 @@ def run_ingest(root: Path, settings: Settings, paths: list[str], force_from: str
     progress.set_current(bar)
     report.flow_started = True
     try:
-        report.results = rejected + ingest_flow(ctx, plan, files_left)
+        report.results = rejected + ingest_flow(ctx, plan, files_left, change)
     except IngestError as exc:
         report.results = rejected
         report.failed = [(path, str(error)) for path, error in exc.failures]

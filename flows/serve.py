@@ -1,6 +1,7 @@
 """`make serve`: a local Prefect server on loopback, and the ingest flow on a cron schedule over
 the inbox folder (both from `serve:` in config). Each scheduled run ingests new and changed
-files only: unchanged ones are recognised by their SHA-256 and skipped."""
+files only: unchanged ones are recognised by their SHA-256 and skipped; a file removed from the
+inbox leaves the views (`ingest --sync`)."""
 
 from __future__ import annotations
 
@@ -53,11 +54,13 @@ def main() -> None:
 
         @flow(name="scheduled-ingest")
         def scheduled_ingest(inbox: str, warehouse: str) -> dict[str, int]:
-            report = run_ingest(Path(warehouse), settings, [inbox], force_from=None)
+            # the warehouse follows the inbox: a file taken out of it leaves the views
+            report = run_ingest(Path(warehouse), settings, [inbox], force_from=None, sync=True)
             return {
-                "parsed": report.count("ok"),
-                "unchanged": report.count("cached"),
-                "rejected": report.count("rejected"),
+                "parsed": report.count("parse", "ok"),
+                "unchanged": report.count("parse", "cached"),
+                "rejected": report.count("parse", "rejected"),
+                "dropped": len(report.dropped),
             }
 
         print(f"serving: {inbox} -> {root} on cron {settings.serve.cron!r}; UI at http://{host}:{port}")

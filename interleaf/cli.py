@@ -20,12 +20,18 @@ from interleaf.questions.stage import read_question_file
 
 
 @app.command()
-def ingest(paths: Annotated[list[str], typer.Argument(help="PDF files or folders")]) -> None:
-    """Parse new and changed documents into the warehouse (unchanged ones are skipped)."""
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="PDF files or folders")],
+    sync: Annotated[
+        bool, typer.Option("--sync", help="Also drop from the views the documents whose file is gone from PATHS")
+    ] = False,
+) -> None:
+    """Parse new and changed documents into the warehouse (unchanged ones are skipped; a changed
+    file replaces its old version)."""
     from flows.runner import run_ingest
 
     try:
-        report = run_ingest(state.warehouse, state.settings, paths, force_from=None)
+        report = run_ingest(state.warehouse, state.settings, paths, force_from=None, sync=sync)
     except InterleafError as exc:
         raise fail(exc) from exc
     report.print(out)
@@ -232,7 +238,7 @@ def serve_api(
 
 
 # eval and export (interleaf/cli_eval.py) register themselves on the same app, listed after these
-from interleaf import cli_eval  # noqa: E402, F401  isort: skip
+from interleaf import cli_eval, cli_warehouse  # noqa: E402, F401  isort: skip
 
 
 def run() -> None:

@@ -110,10 +110,52 @@ def pending(ctx: RunContext, plan: Plan, stage: Stage, units: Iterable[str]) -> 
     ]
 
 
+INGEST_GROUP = "ingest"
+
+
+def published_documents(wh: Warehouse) -> set[str] | None:
+    """The documents the last ingest published (None: published before ingests named them, so
+    every stored document counts; an empty set: nothing published)."""
+    entries = [v for v in wh.current().values() if v.group == INGEST_GROUP]
+    if not entries:
+        return set()
+    latest = max(entries, key=lambda v: v.at)
+    return set(latest.units) if latest.units is not None else None
+
+
+def legacy_documents(wh: Warehouse) -> set[str]:
+    """The documents a publish that named none showed: every part of its parse outputs."""
+    entry = wh.current().get(f"{INGEST_GROUP}/parse")
+    if entry is None:
+        return set()
+    found: set[str] = set()
+    for table in entry.tables:
+        found.update(
+            p.name.removesuffix(".parquet").removesuffix(".unit")
+            for p in (wh.root / table / entry.fingerprint).glob("*.parquet")
+        )
+    return found
+
+
+def corpus_units(wh: Warehouse, plan: Plan) -> list[str]:
+    """What a query stage searches: the published documents that every document stage of `plan`
+    has committed under its fingerprint. Parts an ingest running now writes are not published
+    yet, so a question asked meanwhile reads the snapshot the last ingest left."""
+    shown = published_documents(wh)
+    units: set[str] | None = shown
+    for stage in plan.stages:
+        if stage.unit == "document":
+            done = set(committed_units(wh, stage, plan.fingerprints[stage.name]))
+            units = done if units is None else units & done
+    return sorted(units or ())
+
+
 def corpus_digest(wh: Warehouse, plan: Plan) -> str:
-    """What a query stage searches: every document committed by every document stage of `plan`."""
-    state = {s.name: committed_units(wh, s, plan.fingerprints[s.name]) for s in plan.stages if s.unit == "document"}
-    state["fingerprints"] = [plan.fingerprints[s.name] for s in plan.stages if s.unit == "document"]
+    """Names what a query stage searches: the corpus's documents and the fingerprints they are under."""
+    state = {
+        "documents": corpus_units(wh, plan),
+        "fingerprints": [plan.fingerprints[s.name] for s in plan.stages if s.unit == "document"],
+    }
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -124,9 +166,10 @@ def read_input(wh: Warehouse, plan: Plan, stage: Stage, unit: str, table: str) -
     if not producers:
         raise ValueError(f"stage {stage.name}: no stage of this flow writes its input {table!r}")
     parts = []
+    corpus = corpus_units(wh, plan) if any(p.unit != stage.unit for p in producers) else []
     for producer in producers:
         fp = plan.fingerprints[producer.name]
-        units = [unit] if producer.unit == stage.unit else committed_units(wh, producer, fp)
+        units = [unit] if producer.unit == stage.unit else corpus
         parts.append(wh.read_table(table, fp, units))
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
@@ -280,15 +323,32 @@ def record_unchanged(ctx: RunContext, plan: Plan, units: list[str]) -> None:
         ledger.finish(_record(ctx, stage, fp, ",".join(units)[:64], f"all-{fp[:8]}"), "cached")
 
 
-def publish(ctx: RunContext, plan: Plan, group: str, only: Sequence[str] | None = None) -> None:
+def publish(
+    ctx: RunContext,
+    plan: Plan,
+    group: str,
+    only: Sequence[str] | None = None,
+    units: Callable[[set[str] | None], Iterable[str]] | None = None,
+) -> None:
     """Point the views at this plan's outputs. Every stage `group` published before and not now
-    (a retriever removed from config) leaves the views."""
+    (a retriever removed from config) leaves the views. `units` (document stages): given the
+    documents published until now (None: every one stored), the documents the views show."""
     entries = {
         s.name: (plan.fingerprints[s.name], (*s.outputs, "rejects"))
         for s in plan.stages
         if only is None or s.name in only
     }
-    Warehouse(ctx.warehouse).publish(group, entries)
+    wh = Warehouse(ctx.warehouse)
+
+    def shown(_: object) -> Iterable[str] | None:
+        if units is None:
+            return None
+        before = published_documents(wh)  # read under the publish lock: two ingests do not lose each other's
+        if before is None:  # published before ingests named their documents: what parse stored
+            before = legacy_documents(wh)
+        return units(before)
+
+    wh.publish(group, entries, shown)
 
 
 class WarehouseCache:

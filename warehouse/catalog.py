@@ -1,7 +1,8 @@
-"""DuckDB over the warehouse: one view per table, over the current fingerprint's Parquet parts.
+"""DuckDB over the warehouse: one view per table, over the published snapshot's Parquet parts.
 
 `connect()` builds the views in an in-memory database each time, so it always sees what the
-last ingest committed and never takes a lock that a running ingest needs. `query()` is the
+last ingest published (not the parts an ingest running now has written) and never takes a lock
+that a running ingest needs. `query()` is the
 read-only entry point behind `interleaf sql`.
 """
 
@@ -32,13 +33,16 @@ def _sql_str(path: Path | str) -> str:
 
 
 def _source(wh: Warehouse, table: str) -> str:
-    folders = [LEDGER_TABLES[table]] if table in LEDGER_TABLES else wh.current_fingerprints(table)
-    globs = [wh.table_glob(table, fp) for fp in folders if any((wh.root / table / fp).glob("*.parquet"))]
-    if not globs:
+    if table in LEDGER_TABLES:
+        folder = wh.root / table / LEDGER_TABLES[table]
+        sources: list[Path] = [wh.table_glob(table, LEDGER_TABLES[table])] if any(folder.glob("*.parquet")) else []
+    else:  # the published snapshot's parts, named one by one: what an ingest writes meanwhile stays out
+        sources = wh.published_files(table)
+    if not sources:
         wh.ensure_schema_file(table)
         schema_file = wh.schema_file(table)
         return f"read_parquet({_sql_str(schema_file)})"
-    files = ", ".join(_sql_str(g) for g in globs)
+    files = ", ".join(_sql_str(g) for g in sources)
     return f"read_parquet([{files}], union_by_name = true)"
 
 

@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +59,16 @@ class StageState:
     stage: str
     group: str  # what published it together with its siblings: ingest, answer:<scope>, ...
     at: float  # when, in seconds since the epoch
+    # the units (documents) the views show; None: every part stored under the fingerprint. An
+    # ingest names them, so parts an ingest running now has written stay out of sight until it
+    # publishes, and a removed document leaves the views while its parts wait for `gc`.
+    units: tuple[str, ...] | None = None
+
+    def part_names(self, table: str) -> set[str] | None:
+        """The part names of `table` the views read (a rejected unit's part too); None: all."""
+        if self.units is None:
+            return None
+        return {*self.units, *(f"{u}.unit" for u in self.units)} if table == "rejects" else set(self.units)
 
 
 # `_schema.parquet` files this process has seen match the declared schemas
@@ -189,18 +199,34 @@ class Warehouse:
             return {}
         raw = json.loads(self._state_path.read_text())
         return {
-            k: StageState(v["fingerprint"], tuple(v["tables"]), v.get("stage", k), v.get("group", ""), v.get("at", 0.0))
+            k: StageState(
+                v["fingerprint"],
+                tuple(v["tables"]),
+                v.get("stage", k),
+                v.get("group", ""),
+                v.get("at", 0.0),
+                tuple(v["units"]) if v.get("units") is not None else None,
+            )
             for k, v in raw.items()
         }
 
-    def publish(self, group: str, entries: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+    def publish(
+        self,
+        group: str,
+        entries: dict[str, tuple[str, tuple[str, ...]]],
+        units: Callable[[dict[str, StageState]], Iterable[str] | None] | None = None,
+    ) -> None:
         """Make `entries` (stage -> (fingerprint, tables)) what the views show for `group`; the
-        group's earlier entries that are not in `entries` are dropped from the views."""
+        group's earlier entries that are not in `entries` are dropped from the views. `units`,
+        given the published state as it is under the lock, says which units the views show."""
         with self.locked():
-            state = {k: v for k, v in self.current().items() if v.group != group}
+            before = self.current()
+            shown = units(before) if units is not None else None
+            names = tuple(sorted(set(shown))) if shown is not None else None
+            state = {k: v for k, v in before.items() if v.group != group}
             at = time.time()
             for stage, (fingerprint, tables) in entries.items():
-                state[f"{group}/{stage}"] = StageState(fingerprint, tuple(tables), stage, group, at)
+                state[f"{group}/{stage}"] = StageState(fingerprint, tuple(tables), stage, group, at, names)
             raw = {
                 k: {
                     "fingerprint": v.fingerprint,
@@ -208,10 +234,26 @@ class Warehouse:
                     "stage": v.stage,
                     "group": v.group,
                     "at": v.at,
+                    **({"units": list(v.units)} if v.units is not None else {}),
                 }
                 for k, v in state.items()
             }
             atomic_write_bytes(self._state_path, json.dumps(raw, indent=2, sort_keys=True).encode())
+
+    def published_files(self, table: str) -> list[Path]:
+        """The parts of `table` the views read: under each published fingerprint, the published
+        units' parts (every part when the entry names no units)."""
+        files: set[Path] = set()
+        for entry in self.current().values():
+            if table not in entry.tables:
+                continue
+            folder = self.root / table / entry.fingerprint
+            names = entry.part_names(table)
+            if names is None:
+                files.update(folder.glob("*.parquet"))
+            else:
+                files.update(p for p in (folder / f"{n}.parquet" for n in names) if p.exists())
+        return sorted(files)
 
     def published_fingerprint(self, stage: str) -> str | None:
         """The fingerprint `stage` was last published under, in any group."""

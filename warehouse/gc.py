@@ -1,0 +1,87 @@
+"""`interleaf gc`: delete what no published entry references.
+
+Kept: every part of a published fingerprint that the entry shows (its units, or all of them when
+it names none), the crops of the documents shown, the ledger, and anything written after the last
+publish: that belongs to an ingest running now, which has not published yet. Deleted: the parts
+of fingerprints nothing publishes any more (an older configuration or code), the parts of
+documents that left the views (removed, replaced, their file gone), and their crops.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warehouse import schemas
+from warehouse.store import Warehouse
+
+IMAGES = "images"
+KEPT_FOLDERS = {"ledger"}  # `runs` parts: the history, never collected
+
+
+@dataclass
+class Garbage:
+    files: list[Path] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)  # crops of a document, deleted whole
+    bytes: int = 0
+    by_table: Counter[str] = field(default_factory=Counter)
+
+    def add(self, path: Path, table: str) -> None:
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else path.stat().st_size
+        (self.folders if path.is_dir() else self.files).append(path)
+        self.bytes += size
+        self.by_table[table] += 1
+
+
+def find_garbage(wh: Warehouse) -> Garbage:
+    current = wh.current()
+    written_since = max((entry.at for entry in current.values()), default=0.0)
+    garbage = Garbage()
+
+    def settled(path: Path) -> bool:  # not written by an ingest that has not published yet
+        return path.stat().st_mtime < written_since
+
+    for table in schemas.TABLES:
+        for folder in sorted(p for p in (wh.root / table).glob("*") if p.is_dir() and p.name not in KEPT_FOLDERS):
+            entries = [e for e in current.values() if e.fingerprint == folder.name and table in e.tables]
+            shown: set[str] | None = set()
+            for entry in entries:
+                names = entry.part_names(table)
+                shown = None if names is None or shown is None else shown | names
+            for part in sorted(folder.glob("*.parquet")):
+                if (shown is None or part.stem in shown) or not settled(part):
+                    continue
+                garbage.add(part, table)
+
+    docs_shown: dict[str, set[str] | None] = {}  # crops are under the parse fingerprint, by doc_id[:16]
+    for entry in current.values():
+        prior = docs_shown.get(entry.fingerprint, set())
+        units = entry.units
+        docs_shown[entry.fingerprint] = None if units is None or prior is None else prior | {u[:16] for u in units}
+    for folder in sorted(p for p in (wh.root / IMAGES).glob("*/*") if p.is_dir()):
+        fingerprint = folder.parent.name
+        shown_here = docs_shown.get(fingerprint, set())
+        if fingerprint in docs_shown and (shown_here is None or folder.name in shown_here):
+            continue
+        if settled(folder):
+            garbage.add(folder, IMAGES)
+    return garbage
+
+
+def collect(wh: Warehouse, dry_run: bool) -> Garbage:
+    """Find the garbage and, unless `dry_run`, delete it (under the publish lock, so that no
+    publish changes what is referenced while it goes)."""
+    if dry_run:
+        return find_garbage(wh)
+    with wh.locked():
+        garbage = find_garbage(wh)
+        for path in garbage.files:
+            path.unlink(missing_ok=True)
+        for folder in garbage.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        for parent in {p.parent for p in [*garbage.files, *garbage.folders]}:
+            if parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+    return garbage
