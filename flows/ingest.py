@@ -11,7 +11,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from interleaf import progress
+from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError
@@ -52,7 +52,10 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
 # Two documents in flight keep the page workers busy while one of them is being written.
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=False)
 def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str]) -> list[UnitResult]:
-    """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`."""
+    """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
+    After a stop, units not begun are not run, and nothing is published: the views stay on the
+    last finished ingest, and a rerun resumes from what was committed."""
+    interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
     results: list[UnitResult] = []
     failures: list[tuple[str, BaseException]] = []
     collect = _collector(results, failures)
@@ -67,6 +70,8 @@ def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str]) -> list[Unit
         if isinstance(s, IndexStage)
     }
     collect(indexed)
+    if interrupt.requested():
+        return results
     publish(ctx, plan, GROUP)
     if failures:
         raise IngestError(failures)
@@ -82,6 +87,8 @@ def _collector(results: list[UnitResult], failures: list[tuple[str, BaseExceptio
             path = key[0] if isinstance(key, tuple) else key
             try:
                 result = future.result()
+            except interrupt.Interrupted:  # stopped: not a failure, and not kept
+                continue
             except Exception as exc:  # collected: the batch goes on, and the flow fails at the end
                 failures.append((str(path), exc))
                 continue

@@ -121,9 +121,13 @@ def close_dead_runs(wh: Warehouse) -> int:
     sources = f"[{_sql_str(parts / '*.parquet')}, {_sql_str(wh.schema_file('runs'))}]"
     con = duckdb.connect(":memory:", config={"threads": 1})
     try:
-        rows = con.sql(
-            f"SELECT * FROM read_parquet({sources}, union_by_name = true, filename = true) WHERE status = 'running'"
-        ).to_arrow_table().to_pylist()
+        rows = (
+            con.sql(
+                f"SELECT * FROM read_parquet({sources}, union_by_name = true, filename = true) WHERE status = 'running'"
+            )
+            .to_arrow_table()
+            .to_pylist()
+        )
     finally:
         con.close()
     closed = 0
