@@ -2,10 +2,12 @@
 
 Two kinds of children, two ways:
 
-- Page workers (`interleaf/executor.py`) are forked by multiprocessing's forkserver, which exits
-  when the command's end of its pipe closes, however the command died. Each worker sets a
-  parent-death signal (Linux `prctl(PR_SET_PDEATHSIG, SIGKILL)`) in its initializer, so it dies with
-  the forkserver; the forkserver is single-threaded, so "parent" means the process.
+- Page workers (`interleaf/executor.py`) are forked by multiprocessing's forkserver. Neither
+  notices the command's death by itself: each worker holds the forkserver's "alive" pipe (and its
+  task queue's write end), so the forkserver waits for the workers and the workers for work. So
+  each worker watches the command's process (pid and start time) from a thread and kills itself
+  within WATCH_S of its end; the forkserver and the resource tracker then see their pipes close
+  and exit. A parent-death signal (Linux prctl) is set too, for a forkserver that dies first.
 - Prefect's temporary API server is started by Prefect, from whichever thread first needs a
   client, in the command's process group: a terminal's Ctrl-C reached it too and it quit under the
   running flow (the ConnectError tracebacks), and nothing stopped it after a `kill -9`. Prefect
@@ -30,18 +32,38 @@ import threading
 import time
 from typing import Any
 
+import psutil
+
 PR_SET_PDEATHSIG = 1
 WATCH_S = 0.5
 _watched: list[type] = []  # the server class, made on first use: importing prefect costs a second
 
 
-def die_with_parent() -> None:
-    """Page worker initializer: SIGKILL when the parent process ends; Ctrl-C is the command's."""
+def command_id() -> tuple[int, float]:
+    """This process as a worker's initializer arguments: pid and start time (pids are reused)."""
+    return os.getpid(), psutil.Process().create_time()
+
+
+def die_with_command(pid: int, created: float) -> None:
+    """Page worker initializer: Ctrl-C is the command's to handle; end when the command ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() == 1:  # the parent died before the signal was set
-        os._exit(1)
+    threading.Thread(target=_watch_command, args=(pid, created), name="watch-command", daemon=True).start()
+
+
+def _running(pid: int, created: float) -> bool:
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _watch_command(pid: int, created: float) -> None:
+    while _running(pid, created):
+        time.sleep(WATCH_S)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _watch_parent(parent: int) -> None:

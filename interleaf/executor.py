@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 from interleaf import interrupt
-from interleaf.children import die_with_parent
+from interleaf.children import command_id, die_with_command
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,7 +56,9 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
             # forkserver: forking a process that runs Prefect's threads can deadlock a child.
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["interleaf.parse.layout.parser"])
-            _pools[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent)
+            _pools[workers] = ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=die_with_command, initargs=command_id()
+            )
         return _pools[workers]
 
 
