@@ -10,7 +10,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.ingest import ingest_stages
-from interleaf import progress
+from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.evaluate.stage import EvaluateStage
 from interleaf.expand.stage import ExpandStage
@@ -69,6 +69,7 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, qset: QuestionSet) -> Un
 @flow(name="answer", log_prints=False)
 def answer_flow(ctx: RunContext, plans: list[Plan], qset: QuestionSet) -> list[UnitResult]:
     """Each plan is one configuration (a scope, an ablation variant) of the same stages."""
+    interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
     return [stage_task(ctx, plan, stage.name, qset) for plan in plans for stage in query_stages(plan)]
 
 

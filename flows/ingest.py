@@ -11,7 +11,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from interleaf import progress
+from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError
@@ -54,7 +54,10 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=False)
 def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange) -> list[UnitResult]:
     """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
-    `change`: the documents the published set gains and loses when this ingest publishes."""
+    `change`: the documents the published set gains and loses when this ingest publishes.
+    After a stop, units not begun are not run, and nothing is published: the views stay on the
+    last finished ingest, and a rerun resumes from what was committed."""
+    interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
     results: list[UnitResult] = []
     failures: list[tuple[str, BaseException]] = []
     collect = _collector(results, failures)
@@ -69,6 +72,8 @@ def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str], change: Docu
         if isinstance(s, IndexStage)
     }
     collect(indexed)
+    if interrupt.requested():
+        return results
     publish(ctx, plan, GROUP, units=change.apply)
     if failures:
         raise IngestError(failures)
@@ -84,6 +89,8 @@ def _collector(results: list[UnitResult], failures: list[tuple[str, BaseExceptio
             path = key[0] if isinstance(key, tuple) else key
             try:
                 result = future.result()
+            except interrupt.Interrupted:  # stopped: not a failure, and not kept
+                continue
             except Exception as exc:  # collected: the batch goes on, and the flow fails at the end
                 failures.append((str(path), exc))
                 continue

@@ -18,7 +18,8 @@ import pymupdf
 from rich.console import Console
 from rich.table import Table
 
-from interleaf import progress
+from interleaf import interrupt, progress
+from interleaf.children import install_prefect_server
 from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
@@ -30,6 +31,7 @@ from tasks.follow import DocumentChange, Dropped, documents_to_drop
 from tasks.stage_task import Plan, UnitResult, is_committed, pending, publish, record_unchanged, run_unit
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
+from warehouse.ledger import close_dead_runs
 
 
 @dataclass
@@ -54,6 +56,15 @@ class IngestReport:
 
     def count(self, stage: str, status: str) -> int:
         return sum(1 for r in self.of(stage) if r.status == status)
+
+    def kept(self) -> str:
+        """What an interrupted run leaves committed, for the one line the CLI prints."""
+        done = {r.stage: 0 for r in self.results}
+        for r in self.results:
+            done[r.stage] += r.status in ("ok", "cached")
+        stages = ", ".join(f"{stage} {n}" for stage, n in done.items())
+        n = done.get("parse", 0)
+        return f"{n} document{'s' if n != 1 else ''} kept" + (f" ({stages})" if stages else "")
 
     @property
     def pages_parsed(self) -> int:
@@ -135,6 +146,7 @@ def run_ingest(
     started = time.perf_counter()
     wh = Warehouse(root)
     wh.remove_stale_temporaries()
+    close_dead_runs(wh)
     plan = Plan.of(ingest_stages(settings))
     ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(plan, force_from))
     files = {path: sha256_file(Path(path)) for path in discover_documents(paths)}
@@ -160,11 +172,14 @@ def run_ingest(
     bar = progress.PageProgress(sum(_page_count(p) for p in todo_paths))
     progress.set_current(bar)
     report.flow_started = True
+    install_prefect_server()
     try:
         report.results = rejected + ingest_flow(ctx, plan, files_left, change)
     except IngestError as exc:
         report.results = rejected
         report.failed = [(path, str(error)) for path, error in exc.failures]
+    except interrupt.Interrupted:  # stopped before the flow's first unit
+        report.results = rejected
     finally:
         bar.close()
         progress.set_current(None)

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from interleaf import interrupt
 from interleaf.cli_app import app, console, fail, out, print_query_run, state, write_text_atomic
 from interleaf.cli_output import answer_json, answers_table
 from interleaf.errors import InterleafError, ReadOnlyQueryError
@@ -34,6 +35,8 @@ def ingest(
         report = run_ingest(state.warehouse, state.settings, paths, force_from=None, sync=sync)
     except InterleafError as exc:
         raise fail(exc) from exc
+    if interrupt.requested():
+        interrupt.stopped(report.kept())
     report.print(out)
     if report.failed:
         raise typer.Exit(1)
@@ -68,6 +71,8 @@ def rerun(
         if from_ in ingest_names:
             targets = paths or stored_document_paths(state.warehouse)
             report = run_ingest(state.warehouse, state.settings, targets, force_from=from_)
+            if interrupt.requested():
+                interrupt.stopped(report.kept())
             report.print(out)
             if report.failed:
                 raise typer.Exit(1)
@@ -199,7 +204,9 @@ def runs(limit: Annotated[int, typer.Option(help="How many of the latest rows")]
     """The runs ledger: latest stage executions first."""
     from warehouse import Warehouse
     from warehouse.catalog import query as run_query
+    from warehouse.ledger import close_dead_runs
 
+    close_dead_runs(Warehouse(state.warehouse))
     columns, rows = run_query(
         Warehouse(state.warehouse),
         "SELECT run_id, stage, status, count(*) AS items, sum(rows) AS rows, "
@@ -244,7 +251,8 @@ from interleaf import cli_eval, cli_warehouse  # noqa: E402, F401  isort: skip
 def run() -> None:
     started = time.perf_counter()
     try:
-        app()
+        with interrupt.handling():
+            app()
     finally:
         if os.environ.get("INTERLEAF_TIMING"):
             print(f"[interleaf] {time.perf_counter() - started:.2f}s", file=sys.stderr)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from interleaf import interrupt
 from interleaf.cli_output import error_line, make_console
 from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError
@@ -63,8 +64,14 @@ def prefect_environment(root: Path) -> None:
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 
 
+# The commands that run flows: Ctrl-C and SIGTERM stop them cleanly (interleaf/interrupt.py).
+# `serve` keeps uvicorn's own handling; the quick ones keep Python's.
+LONG_COMMANDS = {"ingest", "run", "answer", "ask", "eval"}
+
+
 @app.callback()
 def main(
+    ctx: typer.Context,
     warehouse: Annotated[str | None, typer.Option(help="Warehouse folder [env INTERLEAF_WAREHOUSE]")] = None,
     config: Annotated[str | None, typer.Option(help="YAML config (default configs/default.yaml)")] = None,
     set_: Annotated[
@@ -83,6 +90,8 @@ def main(
     state.warehouse = resolve_root(warehouse or state.settings.warehouse)
     prefect_environment(state.warehouse)
     quiet_libraries()
+    if ctx.invoked_subcommand in LONG_COMMANDS:
+        interrupt.arm()
 
 
 def fail(exc: Exception) -> typer.Exit:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from interleaf import interrupt
 from interleaf.errors import DocumentError, StageError
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
 from tasks.context import RunContext
@@ -33,7 +34,7 @@ from warehouse.ledger import Ledger, RunRecord, now
 class UnitResult:
     stage: str
     unit: str
-    status: str  # ok, cached, rejected, skipped
+    status: str  # ok, cached, rejected, skipped, interrupted
     rows: int = 0
     rejects: int = 0
     reason: str | None = None
@@ -248,7 +249,10 @@ def run_unit(
     path: str | None = None,
     page_map: PageMap = map,
 ) -> UnitResult:
-    """Run one stage on one unit, or find it done. `path` names the unit's file in rejects rows."""
+    """Run one stage on one unit, or find it done. `path` names the unit's file in rejects rows.
+    After a stop was asked for, no unit starts and one cut short raises `interrupt.Interrupted`
+    with its ledger row `interrupted` and nothing of it written."""
+    interrupt.check()
     wh = Warehouse(ctx.warehouse)
     stage = plan.stage(stage_name)
     fp = plan.fingerprints[stage.name]
@@ -278,21 +282,30 @@ def run_unit(
             )
             out = stage.run(given)
             break
+        except interrupt.Interrupted:
+            ledger.finish(record, "interrupted")
+            raise
         except DocumentError as exc:  # the unit itself is bad input: a reject, the batch goes on
             rows = rejects_table(stage, fp, ctx, unit, [(None, exc.reason)], path or exc.path)
             wh.write_part("rejects", fp, unit_rejected_part(unit), rows)
             ledger.finish(record, "rejected")
             return UnitResult(stage.name, unit, "rejected", reason=exc.reason)
         except stage.retry_on as exc:
+            if interrupt.requested():
+                raise _cut_short(ledger, record, exc) from exc
             attempt += 1
             if attempt > stage.retries:
                 ledger.fail(record, exc)
                 raise StageError(stage.name, unit, exc) from exc
             time.sleep(min(2.0, 0.5 * attempt))
         except StageError as exc:
+            if interrupt.requested():
+                raise _cut_short(ledger, record, exc) from exc
             ledger.fail(record, exc)
             raise
         except Exception as exc:  # a programming error: fail the run, naming the unit
+            if interrupt.requested():
+                raise _cut_short(ledger, record, exc) from exc
             ledger.fail(record, exc)
             raise StageError(stage.name, unit, exc) from exc
 
@@ -300,6 +313,13 @@ def run_unit(
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
     return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
+
+
+def _cut_short(ledger: Ledger, record: RunRecord, exc: Exception) -> interrupt.Interrupted:
+    """An error once a stop was asked for is the stop's doing (the page workers killed under the
+    unit, a model server gone): the unit is abandoned, not failed."""
+    ledger.finish(record, "interrupted")
+    return interrupt.Interrupted(f"{record.stage} cut short: {exc}")
 
 
 def _write(wh: Warehouse, stage: Stage, fp: str, unit: str, out: StageOutput, rejects: pa.Table) -> None:

@@ -1,16 +1,22 @@
 """The `runs` ledger: one row per stage execution, written when it starts and again when it ends.
 
-A row still saying `running` after its process is gone is a killed run, visible in SQL.
+Each row names the process (pid, host) that writes it. A row left `running` by a process that is
+gone (killed, or stopped before it could close its rows) is rewritten `interrupted` by the next
+command that runs a flow or shows the ledger (`close_dead_runs`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import psutil
 import pyarrow as pa
 
 from warehouse import schemas
@@ -55,6 +61,8 @@ class RunRecord:
                     "status": self.status,
                     "rows": self.rows,
                     "error": self.error,
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
                 }
             ],
             schema=schemas.RUNS,
@@ -81,3 +89,53 @@ class Ledger:
         record.status, record.ended_at = "failed", now()
         record.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         self._write(record)
+
+
+def _alive(pid: int | None, host: str | None, started_at: datetime) -> bool:
+    """Whether the process that wrote a `running` row may still be running it. Another host's
+    rows cannot be checked from here and are left alone; a row with no pid (written before the
+    column existed) is closed. A live pid started after the row is a reused pid."""
+    if host is not None and host != socket.gethostname():
+        return True
+    if pid is None:
+        return False
+    try:
+        created = psutil.Process(pid).create_time()
+    except psutil.NoSuchProcess:
+        return False
+    return created <= started_at.timestamp() + 1.0
+
+
+def close_dead_runs(wh: Warehouse) -> int:
+    """Rewrite as `interrupted` (ended now) every `running` row whose process is gone; returns
+    how many. The dead process was the part's one writer; two commands closing the same part at
+    once write the same row, each atomically."""
+    import duckdb
+
+    from warehouse.catalog import _sql_str
+
+    parts = wh.root / "runs" / LEDGER
+    if not any(parts.glob("*.parquet")):
+        return 0
+    wh.ensure_schema_file("runs")  # names every current column: old parts lack pid and host
+    sources = f"[{_sql_str(parts / '*.parquet')}, {_sql_str(wh.schema_file('runs'))}]"
+    con = duckdb.connect(":memory:", config={"threads": 1})
+    try:
+        rows = (
+            con.sql(
+                f"SELECT * FROM read_parquet({sources}, union_by_name = true, filename = true) WHERE status = 'running'"
+            )
+            .to_arrow_table()
+            .to_pylist()
+        )
+    finally:
+        con.close()
+    closed = 0
+    for row in rows:
+        if _alive(row["pid"], row["host"], row["started_at"]):
+            continue
+        part = Path(row.pop("filename")).stem
+        row |= {"status": "interrupted", "ended_at": now()}
+        wh.write_part("runs", LEDGER, part, pa.Table.from_pylist([row], schema=schemas.RUNS))
+        closed += 1
+    return closed

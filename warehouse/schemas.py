@@ -104,9 +104,13 @@ RUNS = pa.schema(
         pa.field("inputs", pa.list_(pa.string()), nullable=False),
         pa.field("started_at", pa.timestamp("us", tz="UTC"), nullable=False),
         pa.field("ended_at", pa.timestamp("us", tz="UTC")),
-        pa.field("status", pa.string(), nullable=False),  # running, ok, cached, rejected, failed
+        pa.field("status", pa.string(), nullable=False),  # running, ok, cached, rejected, failed, interrupted
         pa.field("rows", pa.int64(), nullable=False),
         pa.field("error", pa.string()),
+        # the process that wrote the row: a `running` row whose process is gone is closed as
+        # `interrupted` (parts written before these columns existed read them as null)
+        pa.field("pid", pa.int64()),
+        pa.field("host", pa.string()),
     ]
 )
 

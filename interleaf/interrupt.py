@@ -1,0 +1,96 @@
+"""Ctrl-C and SIGTERM for the long commands (ingest, run --from, answer, eval, ask).
+
+The first signal only sets a flag: `run_unit` starts no new unit once it is set, the page map
+stops between results, and a unit cut short ends `interrupted` in the ledger with nothing written
+(the warehouse writes parts atomically, the commit part last). After a grace period the page
+workers are stopped, so that a long chunk of pages cannot hold the exit past a few seconds. The
+command then prints one line and exits 130. A second signal exits at once, still 130: the children
+die with the process (see `interleaf/children.py`).
+
+Logging is switched off at the first signal: what Prefect's engines report about a stop we asked
+for (crashed task runs, the temporary server going away) is not news to the user, and it arrives
+as tracebacks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+EXIT_CODE = 130
+GRACE_S = 3.0  # running units get this long to finish before their page workers are stopped
+RESUME = "run the same command again to resume"
+
+_stop = threading.Event()
+_on_stop: list[Callable[[], None]] = []
+
+
+class Interrupted(Exception):
+    """Raised where work notices the stop flag: not an error, so no command reports it as one."""
+
+
+def requested() -> bool:
+    return _stop.is_set()
+
+
+def check() -> None:
+    """Raise `Interrupted` when a stop was asked for: called before each unit and between pages."""
+    if _stop.is_set():
+        raise Interrupted("interrupted")
+
+
+def on_stop(action: Callable[[], None]) -> None:
+    """Run `action` (from a helper thread) once the grace period after the first signal is over."""
+    _on_stop.append(action)
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    if _stop.is_set():  # the second signal: no more waiting
+        os._exit(EXIT_CODE)
+    _stop.set()
+    logging.disable(logging.CRITICAL)
+    threading.Thread(target=_after_grace, name="interleaf-stop", daemon=True).start()
+
+
+def _after_grace() -> None:
+    threading.Event().wait(GRACE_S)
+    for action in _on_stop:
+        action()
+
+
+def arm() -> None:
+    """Install the handlers (main thread only). Prefect's flow engine swaps SIGTERM for its own
+    bridge while a flow runs, so a flow body calls this again to take it back."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _handler)
+
+
+@contextmanager
+def handling() -> Iterator[None]:
+    """Around a command (armed or not): a stop ends it with exit code 130 and no traceback, whether the
+    command noticed it (an `Interrupted` raised) or finished what was running first."""
+    try:
+        yield
+    except Interrupted:
+        stopped()
+    except SystemExit as exc:
+        if _stop.is_set() and exc.code != EXIT_CODE:  # a unit cut short made the command fail
+            stopped()
+        raise
+    if _stop.is_set():
+        stopped()
+
+
+def stopped(kept: str = "") -> None:
+    """Print the one line and exit 130. `kept`: what the command committed before the stop."""
+    sys.stdout.flush()
+    print(f"interrupted: {kept or 'what finished before the stop is kept'}; {RESUME}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_CODE)
