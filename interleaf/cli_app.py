@@ -92,6 +92,11 @@ def main(
     quiet_libraries()
     if ctx.invoked_subcommand in LONG_COMMANDS:
         interrupt.arm()
+        if ctx.invoked_subcommand != "ingest":  # run_ingest does it, for the scheduled ingest too
+            from warehouse import Warehouse
+            from warehouse.ledger import close_dead_runs
+
+            close_dead_runs(Warehouse(state.warehouse))
 
 
 def fail(exc: Exception) -> typer.Exit:

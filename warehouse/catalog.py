@@ -28,7 +28,7 @@ READ_ONLY_TYPES = {"SELECT", "EXPLAIN", "PRAGMA"}
 LEDGER_TABLES = {"runs": "ledger"}
 
 
-def _sql_str(path: Path | str) -> str:
+def sql_literal(path: Path | str) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
@@ -41,11 +41,11 @@ def _source(wh: Warehouse, table: str) -> str:
     if not sources:
         wh.ensure_schema_file(table)
         schema_file = wh.schema_file(table)
-        return f"read_parquet({_sql_str(schema_file)})"
+        return f"read_parquet({sql_literal(schema_file)})"
     if table in LEDGER_TABLES:  # parts written before a column was added lack it: this one has all
         wh.ensure_schema_file(table)
         sources.append(wh.schema_file(table))
-    files = ", ".join(_sql_str(g) for g in sources)
+    files = ", ".join(sql_literal(g) for g in sources)
     return f"read_parquet([{files}], union_by_name = true)"
 
 
@@ -95,7 +95,7 @@ def query_stored(wh: Warehouse, table: str, where: str) -> tuple[list[str], list
         return list(schemas.schema_of(table).names), []
     con = duckdb.connect(":memory:", config={"threads": 2})
     try:
-        sources = ", ".join(_sql_str(f) for f in files)
+        sources = ", ".join(sql_literal(f) for f in files)
         result = con.execute(f"SELECT * FROM read_parquet([{sources}], union_by_name = true) WHERE {where}")
         return [d[0] for d in result.description], result.fetchall()
     finally:

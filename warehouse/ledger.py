@@ -112,13 +112,13 @@ def close_dead_runs(wh: Warehouse) -> int:
     once write the same row, each atomically."""
     import duckdb
 
-    from warehouse.catalog import _sql_str
+    from warehouse.catalog import sql_literal
 
     parts = wh.root / "runs" / LEDGER
     if not any(parts.glob("*.parquet")):
         return 0
     wh.ensure_schema_file("runs")  # names every current column: old parts lack pid and host
-    sources = f"[{_sql_str(parts / '*.parquet')}, {_sql_str(wh.schema_file('runs'))}]"
+    sources = f"[{sql_literal(parts / '*.parquet')}, {sql_literal(wh.schema_file('runs'))}]"
     con = duckdb.connect(":memory:", config={"threads": 1})
     try:
         rows = (
