@@ -15,7 +15,7 @@ from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError
-from interleaf.executor import page_map, shutdown_pools
+from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.stage import ParseStage, SourceFile
 from interleaf.stage import Stage
@@ -44,7 +44,12 @@ class IngestError(InterleafError):
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
-    mapper = page_map(ctx.settings.parse.workers, on_result=lambda pages: progress.advance(len(pages)))
+    limits = ctx.settings.parse.limits
+    mapper = page_map(
+        ctx.settings.parse.workers,
+        on_result=lambda pages: progress.advance(len(pages)),
+        limits=PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic(), limits.max_worker_mb),
+    )
     result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=mapper if stage == "parse" else map)
     progress.unit_done(Path(path).name, result, started)
     return result

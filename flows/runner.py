@@ -10,6 +10,7 @@ rejected (the CLI then exits 1).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,8 @@ from interleaf.children import install_prefect_server
 from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
-from interleaf.parse.stage import SourceFile
+from interleaf.parse.config import LimitsConfig
+from interleaf.parse.stage import SourceFile, over_limits
 from interleaf.pdf.document import page_count_and_title
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
@@ -115,21 +117,24 @@ def _page_count(path: str) -> int:
         return 0  # a file that cannot be opened: parse will reject it and say why
 
 
-def _unopenable(path: str) -> bool:
+def _unopenable(path: str, limits: LimitsConfig) -> bool:
     """The checks parse makes before any page work (a %PDF- header, PyMuPDF opens it, no password,
-    pages): a file failing them is rejected without starting Prefect or loading a model."""
-    try:
-        page_count_and_title(Path(path).read_bytes(), Path(path).name)
+    pages, within `parse.limits.max_file_mb` and `max_pages`): a file failing them is rejected
+    without starting Prefect or loading a model."""
+    file = Path(path)
+    pages = functools.cache(lambda: page_count_and_title(file.read_bytes(), file.name)[0])
+    try:  # the size first: a file over max_file_mb is not read
+        return over_limits(file.stat().st_size, pages, limits) is not None or pages() < 1
     except (OSError, DocumentError):
         return True
-    return False
 
 
 def _reject_unopenable(ctx: RunContext, plan: Plan, files: dict[str, str], todo: list[str]) -> list[UnitResult]:
-    """Parse (that is: reject, with the reason in `rejects`) the files among `todo` that do not open."""
+    """Parse (that is: reject, with the reason in `rejects`) the files among `todo` that do not
+    open or are over a limit."""
     results, done = [], set()
     for path, doc_id in files.items():
-        if doc_id in todo and doc_id not in done and _unopenable(path):
+        if doc_id in todo and doc_id not in done and _unopenable(path, ctx.settings.parse.limits):
             started = time.perf_counter()
             result = run_unit(ctx, plan, "parse", doc_id, source=SourceFile(path, doc_id), path=path)
             results.append(progress.unit_done(Path(path).name, result, started))

@@ -1,26 +1,59 @@
 """Where page-level work runs: inline, or in a pool of worker processes shared by all documents.
 
 Kept apart from the stages (as datatrove keeps executors apart from pipeline steps): a stage
-takes a `map` and does not know whether it is a process pool.
+takes a `map` and does not know whether it is a process pool. What a pool adds to `map` is that
+an item can be lost without losing the others: when its worker dies (a crash, the memory cap, the
+OOM killer) or runs past its time, the map yields a `Lost` in its place, builds a new pool and
+goes on with the remaining items (interleaf/parse/chunks.py decides what a lost item means).
 """
 
 from __future__ import annotations
 
 import atexit
 import multiprocessing
+import resource
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import TypeVar
 
 from interleaf import interrupt
 from interleaf.children import command_id, die_with_command
+from interleaf.parse.protocol import Lost
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 _lock = threading.Lock()
-_pools: dict[int, ProcessPoolExecutor] = {}
+_pools: dict[tuple[int, int | None], ProcessPoolExecutor] = {}
+
+
+@dataclass(frozen=True)
+class PageLimits:
+    """How long and how much a map's items may take (None: no limit).
+
+    `item_timeout_s` is per unit of work: an item with a length (a chunk of pages) gets that many
+    times it. `timeout_s` counts from `started` (a `time.monotonic()`): past it no item starts,
+    and those left are yielded as `Lost(kind="timeout")`."""
+
+    item_timeout_s: float | None = None
+    timeout_s: float | None = None
+    started: float = 0.0
+    worker_mb: int | None = None  # address-space cap of each worker process
+
+    @property
+    def deadline(self) -> float | None:
+        return None if self.timeout_s is None else self.started + self.timeout_s
+
+    @property
+    def pooled(self) -> bool:
+        """Whether an item must run in a worker process: only there can it be cut short or capped."""
+        return self.item_timeout_s is not None or self.worker_mb is not None
 
 
 def shutdown_pools() -> None:
@@ -35,45 +68,169 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    pool.shutdown(wait=False, cancel_futures=True)
+    # ProcessPoolExecutor has no public way to stop busy workers before Python 3.14
+    # (terminate_workers); its `_processes` maps pid -> Process.
+    for process in list((pool._processes or {}).values()):
+        process.kill()
+
+
 def abandon_pools() -> None:
     """After a stop: pending pages are cancelled and the workers killed, so that a chunk of pages
     in flight cannot hold the exit (its unit is abandoned, nothing of it written). Not under
     `_lock`: the thread that holds it may be the one waiting on these workers."""
     for pool in list(_pools.values()):
-        pool.shutdown(wait=False, cancel_futures=True)
-        # ProcessPoolExecutor has no public way to stop busy workers before Python 3.14
-        # (terminate_workers); its `_processes` maps pid -> Process.
-        for process in list((pool._processes or {}).values()):
-            process.kill()
+        _kill_workers(pool)
 
 
 interrupt.on_stop(abandon_pools)
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
+def start_worker(pid: int, created: float, worker_mb: int | None) -> None:
+    """Page worker initializer: die with the command, and hold the memory cap. RLIMIT_AS (address
+    space) rather than a watchdog on RSS: it cannot be overshot between two looks, and an
+    allocation past it fails in the page that made it (MemoryError), or kills the worker."""
+    die_with_command(pid, created)
+    if worker_mb is not None:
+        cap = worker_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def process_pool(workers: int, worker_mb: int | None = None) -> ProcessPoolExecutor:
     with _lock:
-        if workers not in _pools:
+        key = (workers, worker_mb)
+        if key not in _pools:
             # forkserver: forking a process that runs Prefect's threads can deadlock a child.
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["interleaf.parse.layout.parser"])
-            _pools[workers] = ProcessPoolExecutor(
-                max_workers=workers, mp_context=context, initializer=die_with_command, initargs=command_id()
+            _pools[key] = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=context,
+                initializer=start_worker,
+                initargs=(*command_id(), worker_mb),
             )
-        return _pools[workers]
+        return _pools[key]
+
+
+def _replace_pool(broken: ProcessPoolExecutor, kill: bool) -> None:
+    """A new pool in place of `broken`, once: two documents sharing it both see it break."""
+    with _lock:
+        for key, pool in list(_pools.items()):
+            if pool is broken:
+                del _pools[key]
+    if kill:
+        _kill_workers(broken)
+    else:
+        broken.shutdown(wait=False, cancel_futures=True)
+
+
+def _units(item: object) -> int:
+    try:
+        return max(1, len(item))  # type: ignore[arg-type]
+    except TypeError:
+        return 1
 
 
 def page_map(
-    workers: int, on_result: Callable[[R], None] | None = None
-) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]:
-    """A `map` that runs in `workers` processes (inline when 1), calling `on_result` as results
-    arrive, in order; it raises `interrupt.Interrupted` between pages once a stop was asked for."""
+    workers: int, on_result: Callable[[R], None] | None = None, limits: PageLimits = PageLimits()
+) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]:
+    """A `map` that runs in `workers` processes (inline when 1 and no item limit is set), calling `on_result` as results
+    arrive, in order; it raises `interrupt.Interrupted` between items once a stop was asked for.
+    Inline, an item cannot be cut short: only the deadline is held, between items."""
 
-    def mapper(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
-        results = map(fn, items) if workers <= 1 else process_pool(workers).map(fn, items)
-        for result in results:
-            interrupt.check()  # leaving the loop closes `results`, which cancels the pages not begun
+    def inline(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
+        for item in items:
+            if limits.deadline is not None and time.monotonic() > limits.deadline:
+                yield _timed_out(limits)
+                continue
+            result = fn(item)
+            interrupt.check()
             if on_result is not None:
                 on_result(result)
             yield result
 
-    return mapper
+    def pooled(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
+        todo = deque(items)
+        window: deque[tuple[T, Future[R]]] = deque()
+        pool = process_pool(workers, limits.worker_mb)
+
+        def submit(item: T) -> None:
+            window.append((item, pool.submit(fn, item)))
+
+        while todo or window:
+            # a bounded window, not everything at once: an item's clock starts near when it runs
+            # (the pool is shared by two documents), and items after the deadline never start
+            while todo and len(window) < 2 * workers and not _past(limits.deadline):
+                submit(todo.popleft())
+            if not window:
+                yield from (_timed_out(limits) for _ in todo)
+                return
+            item, future = window.popleft()
+            try:
+                result = future.result(timeout=_wait_s(item, limits))
+            except BrokenProcessPool as exc:
+                interrupt.check()  # the workers were killed for a stop, not by this item
+                lost = Lost("crashed", f"its worker process died ({exc})")
+                pool = _rebuilt(pool, window, fn, workers, limits, kill=False)
+            except FutureTimeout:
+                interrupt.check()
+                if _past(limits.deadline):
+                    future.cancel()
+                    for _, other in window:
+                        other.cancel()
+                    n = 1 + len(window) + len(todo)
+                    yield from (_timed_out(limits) for _ in range(n))
+                    return
+                lost = Lost("hung", f"ran past {limits.item_timeout_s:g} s a page; its worker was killed")
+                pool = _rebuilt(pool, window, fn, workers, limits, kill=True)
+            except MemoryError:
+                lost = Lost("memory", f"out of memory under the {limits.worker_mb} MB cap of a page worker")
+            else:
+                interrupt.check()  # leaving the loop cancels nothing: pages in flight end on their own
+                if on_result is not None:
+                    on_result(result)
+                yield result
+                continue
+            yield lost
+
+    return inline if workers <= 1 and not limits.pooled else pooled
+
+
+def _timed_out(limits: PageLimits) -> Lost:
+    return Lost("timeout", f"timeout after {limits.timeout_s:g} s")
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
+
+
+def _wait_s(item: object, limits: PageLimits) -> float | None:
+    """How long to wait for `item` from now: its own budget, counted from now (items are waited
+    for in order, so the clock of one starts once those before it are done: a page is never cut
+    for time it spent queued), or until the document's deadline."""
+    now = time.monotonic()
+    waits = []
+    if limits.item_timeout_s is not None:
+        waits.append(limits.item_timeout_s * _units(item))
+    if limits.deadline is not None:
+        waits.append(max(0.0, limits.deadline - now))
+    return min(waits) if waits else None
+
+
+def _rebuilt(
+    pool: ProcessPoolExecutor,
+    window: deque[tuple[T, Future[R]]],
+    fn: Callable[[T], R],
+    workers: int,
+    limits: PageLimits,
+    kill: bool,
+) -> ProcessPoolExecutor:
+    """After a worker died or was killed: a new pool, and the items in flight that did not finish
+    submitted to it (they died with the pool: bystanders, or the culprit, which will die again)."""
+    _replace_pool(pool, kill)
+    fresh = process_pool(workers, limits.worker_mb)
+    for i, (item, future) in enumerate(window):
+        if not (future.done() and not future.cancelled() and future.exception() is None):
+            window[i] = (item, fresh.submit(fn, item))
+    return fresh

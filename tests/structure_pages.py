@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from interleaf.parse.chunks import ChunkJob, gather_pages, run_chunk
+from interleaf.parse.chunks import ChunkJob, ParsedPages, run_chunk
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout.parser import parse_page
 from interleaf.parse.protocol import ParsedDocument
@@ -38,8 +38,9 @@ def parse_pages(pdf: Path, pages: tuple[int, ...]) -> tuple[list[dict[str, Any]]
     data = pdf_bytes(pdf)
     indices = tuple(p - 1 for p in pages)
     results = run_chunk(ChunkJob(data, pdf.name, indices, (LayoutConfig(),) * len(indices), parse_page))
-    page_rows, quotes = gather_pages([results])
-    parsed = ParsedDocument(page_count=max(pages), title=None, pages=page_rows, quotes=quotes)
+    done = ParsedPages()
+    done.add(results)
+    parsed = ParsedDocument(page_count=max(pages), title=None, pages=done.pages, quotes=done.quotes)
     out = to_tables(DocumentInput(doc_id_of(pdf), pdf.name, str(pdf), data), parsed, "layout", "test")
     return out.quotes.to_pylist(), out.pages.to_pylist()
 

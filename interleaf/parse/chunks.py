@@ -4,13 +4,13 @@ once and parsing its pages with the backend's page function."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pymupdf
 
-from interleaf.parse.protocol import PageMap, PageResult, ParsedPage, ParsedQuote
+from interleaf.parse.protocol import Lost, PageMap, PageResult, ParsedPage, ParsedQuote
 from interleaf.pdf.document import open_pdf
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).
@@ -25,6 +25,10 @@ class ChunkJob:
     pages: tuple[int, ...]
     page_args: tuple[Any, ...]  # one per page in `pages`
     parse_page: PageFunction
+
+    def __len__(self) -> int:
+        """Its pages: a page map gives a job that many pages' time (`parse.limits.page_timeout_s`)."""
+        return len(self.pages)
 
 
 def page_chunks(page_count: int, size: int) -> list[tuple[int, ...]]:
@@ -41,15 +45,84 @@ def run_chunk(job: ChunkJob) -> list[PageResult]:
         doc.close()
 
 
-def gather_pages(chunks: Iterable[list[PageResult]]) -> tuple[list[ParsedPage], list[ParsedQuote]]:
-    """Flatten the per-chunk results of a page map, in order, into pages and quotes."""
-    pages: list[ParsedPage] = []
-    quotes: list[ParsedQuote] = []
-    for results in chunks:
+@dataclass
+class ParsedPages:
+    """The pages a parser's page work ended with, in page order, and those it did not."""
+
+    pages: list[ParsedPage] = field(default_factory=list)
+    quotes: list[ParsedQuote] = field(default_factory=list)
+    page_rejects: list[tuple[int, str]] = field(default_factory=list)  # (page_idx, reason)
+    range_rejects: list[str] = field(default_factory=list)  # reasons naming a run of pages
+
+    def add(self, results: list[PageResult]) -> None:
         for result in results:
-            pages.append(result.page)
-            quotes.extend(result.quotes)
-    return pages, quotes
+            self.pages.append(result.page)
+            self.quotes.extend(result.quotes)
+
+    def in_order(self) -> ParsedPages:
+        """Pages retried one at a time come back after the others; a stable sort keeps each page's
+        quotes in their reading order."""
+        self.pages.sort(key=lambda p: p.page_idx)
+        self.quotes.sort(key=lambda q: q.page_idx)
+        self.page_rejects.sort()
+        return self
+
+
+def page_ranges(pages: list[int]) -> list[tuple[int, int]]:
+    """Sorted page indices as runs of consecutive ones: [1, 2, 3, 7] -> [(1, 3), (7, 7)]."""
+    runs: list[tuple[int, int]] = []
+    for page in sorted(pages):
+        if runs and runs[-1][1] == page - 1:
+            runs[-1] = (runs[-1][0], page)
+        else:
+            runs.append((page, page))
+    return runs
+
+
+def _not_parsed(reason: str, pages: list[int]) -> list[str]:
+    """One reason per run of pages, 1-based: "timeout after 5 s: pages 9–40 not parsed"."""
+    return [
+        f"{reason}: page {a + 1} not parsed" if a == b else f"{reason}: pages {a + 1}–{b + 1} not parsed"
+        for a, b in page_ranges(pages)
+    ]
+
+
+def _single_pages(job: ChunkJob) -> list[ChunkJob]:
+    return [
+        ChunkJob(job.pdf, job.name, (page,), (arg,), job.parse_page)
+        for page, arg in zip(job.pages, job.page_args, strict=True)
+    ]
+
+
+def run_jobs(jobs: list[ChunkJob], page_map: PageMap) -> ParsedPages:
+    """Every job through `page_map`. A chunk that was lost (its worker died, hung or hit the memory
+    cap) is run again one page at a time, which finds the page at fault: it is rejected, the other
+    pages are kept. A page lost to a dead worker gets one more try, since a worker's death also
+    takes the pages of the other workers with the pool; one that hung or ran out of memory does
+    not. Pages the document's time ran out on are rejected as runs of pages."""
+    out = ParsedPages()
+    tries: dict[int, int] = {}
+    timed_out: dict[str, list[int]] = {}
+    while jobs:
+        again: list[ChunkJob] = []
+        for job, result in zip(jobs, page_map(run_chunk, jobs), strict=True):
+            if not isinstance(result, Lost):
+                out.add(result)
+            elif result.kind == "timeout":
+                timed_out.setdefault(result.reason, []).extend(job.pages)
+            elif len(job.pages) > 1:
+                again += _single_pages(job)
+            else:
+                page = job.pages[0]
+                tries[page] = tries.get(page, 0) + 1
+                if result.kind == "crashed" and tries[page] < 2:
+                    again.append(job)
+                else:
+                    out.page_rejects.append((page, result.reason))
+        jobs = again
+    for reason, pages in timed_out.items():
+        out.range_rejects += _not_parsed(reason, pages)
+    return out.in_order()
 
 
 def parse_pages(
@@ -60,10 +133,10 @@ def parse_pages(
     page_map: PageMap,
     parse_page: PageFunction,
     page_arg: Callable[[int], Any],
-) -> tuple[list[ParsedPage], list[ParsedQuote]]:
+) -> ParsedPages:
     """Every page of the document through `parse_page(page, page_arg(page_idx))`, in page order."""
     jobs = [
         ChunkJob(pdf, name, pages, tuple(page_arg(i) for i in pages), parse_page)
         for pages in page_chunks(page_count, pages_per_chunk)
     ]
-    return gather_pages(page_map(run_chunk, jobs))
+    return run_jobs(jobs, page_map)

@@ -42,6 +42,25 @@ class ContentListConfig(Strict):
     crop_dpi: int = Field(144, ge=36, le=600)  # items whose image file is missing are cropped from the PDF
 
 
+class LimitsConfig(Strict):
+    """What one document, and one page of it, may cost (null: no limit). Each turns a document or
+    pages into rejects when reached, so each decides what is stored: all are fingerprinted, and
+    raising one reparses what it cut. (The time and memory ones hit only under load or on
+    pathological pages, but a stored parse cut by them must not be reused once they are raised.)"""
+
+    # A file over either is rejected before any page work, whole: keeping the first N pages would
+    # store a document that silently lacks its end (docling's max_num_pages and max_file_size refuse too).
+    max_file_mb: float | None = Field(200.0, gt=0)
+    max_pages: int | None = Field(2000, ge=1)
+    # Wall-clock seconds of one document's parse: the pages done by then are kept, the rest rejected.
+    timeout_s: float | None = Field(1800.0, gt=0)
+    # One page's seconds in its worker (a chunk gets this times its pages): a page past it is
+    # rejected and its worker killed. Needs page workers: with it set, `workers: 1` is one process.
+    page_timeout_s: float | None = Field(120.0, gt=0)
+    # Address space (RLIMIT_AS) of each page worker, MB: a page needing more is rejected.
+    max_worker_mb: int | None = Field(4096, ge=1024)
+
+
 class ParseConfig(Strict):
     backend: Literal["layout", "mineru", "content_list"] = "layout"
     layout: LayoutConfig = LayoutConfig()
@@ -50,3 +69,4 @@ class ParseConfig(Strict):
     # How the work is spread; changes speed, never output, so it is not fingerprinted.
     workers: int = Field(2, ge=1, le=64)
     pages_per_chunk: int = Field(8, ge=1)
+    limits: LimitsConfig = LimitsConfig()

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
+
+@dataclass(frozen=True)
+class Lost:
+    """What a page map yields in place of an item's result when the item did not end: its worker
+    died ("crashed": a segfault, `os._exit`, the OOM killer), it ran past its time ("hung"), it
+    hit the workers' memory cap ("memory"), or the document's time ran out ("timeout")."""
+
+    kind: Literal["crashed", "hung", "memory", "timeout"]
+    reason: str
+
+
 # How a parser may spread page-level work: `map(fn, items)`, in order. Plain `map` runs inline;
-# the ingest task passes a process pool's map.
-PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]
+# the ingest task passes a process pool's map (interleaf/executor.py), which may yield `Lost`.
+PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]
 
 
 @dataclass
@@ -46,6 +57,8 @@ class ParsedDocument:
     pages: list[ParsedPage]
     quotes: list[ParsedQuote]  # in reading order within each page, pages in order
     page_rejects: list[tuple[int, str]] = field(default_factory=list)
+    # pages not parsed, with a reason that names them ("timeout after 5 s: pages 9–40 not parsed")
+    range_rejects: list[str] = field(default_factory=list)
 
 
 @dataclass

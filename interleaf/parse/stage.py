@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -9,8 +10,9 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf.errors import DocumentError, StageError
-from interleaf.parse.config import ParseConfig
+from interleaf.parse.config import LimitsConfig, ParseConfig
 from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
+from interleaf.pdf.document import page_count_and_title
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import PARSE_MODULES
 from interleaf.structure.furniture import running_furniture
@@ -116,7 +118,7 @@ def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerpr
     ]
     rejects: list[tuple[str | None, str]] = [
         (None, f"page {page_idx + 1}: {reason}") for page_idx, reason in parsed.page_rejects
-    ]
+    ] + [(None, reason) for reason in parsed.range_rejects]
     return ParseOutput(
         documents=schemas.check("documents", pa.Table.from_pylist(documents, schema=schemas.DOCUMENTS)),
         pages=schemas.check("pages", pa.Table.from_pylist(pages, schema=schemas.PAGES)),
@@ -124,6 +126,17 @@ def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerpr
         rejects=rejects,
         files=files,
     )
+
+
+def over_limits(size: int, page_count: Callable[[], int], limits: LimitsConfig) -> str | None:
+    """Why a file is refused before any page work (`parse.limits.max_file_mb`, `max_pages`), or
+    None. `page_count` is called only when the size passes: a huge file is not read to count."""
+    mb = size / 2**20
+    if limits.max_file_mb is not None and mb > limits.max_file_mb:
+        return f"file too large: {mb:.1f} MB, over parse.limits.max_file_mb={limits.max_file_mb:g}"
+    if limits.max_pages is not None and (pages := page_count()) > limits.max_pages:
+        return f"too many pages: {pages}, over parse.limits.max_pages={limits.max_pages}"
+    return None
 
 
 def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_map: PageMap = map) -> ParseOutput:
@@ -187,7 +200,12 @@ class ParseStage:
         self.parser = get_parser(config)
 
     def config(self) -> dict[str, Any]:
-        return {"backend": self.parser.name, **self.parser.fingerprint_config()}
+        # the limits decide which documents and pages are stored (interleaf/parse/config.py)
+        return {
+            "backend": self.parser.name,
+            **self.parser.fingerprint_config(),
+            "limits": self.settings.limits.model_dump(),
+        }
 
     def prompt_hashes(self) -> list[str]:
         return []
@@ -202,6 +220,9 @@ class ParseStage:
             data = path.read_bytes()
         except OSError as exc:
             raise DocumentError(source.path, f"cannot read the file: {exc}", source.doc_id) from exc
+        # here as well as before the flow (flows/runner.py): however parse is reached, they hold
+        if reason := over_limits(len(data), lambda: page_count_and_title(data, path.name)[0], self.settings.limits):
+            raise DocumentError(source.path, reason, source.doc_id)
         doc = DocumentInput(source.doc_id, path.name, str(path.resolve()), data)
         out = parse_document(doc, self.parser, given.fingerprint, given.page_map)
         return StageOutput(

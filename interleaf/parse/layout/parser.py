@@ -111,7 +111,12 @@ class LayoutParser:
 
     def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
         page_count, title = page_count_and_title(pdf, name)
-        pages, quotes = parse_pages(
-            pdf, name, page_count, self.pages_per_chunk, page_map, parse_page, lambda _i: self.config
+        done = parse_pages(pdf, name, page_count, self.pages_per_chunk, page_map, parse_page, lambda _i: self.config)
+        return ParsedDocument(
+            page_count=page_count,
+            title=_title(title, done.quotes),
+            pages=done.pages,
+            quotes=done.quotes,
+            page_rejects=done.page_rejects,
+            range_rejects=done.range_rejects,
         )
-        return ParsedDocument(page_count=page_count, title=_title(title, quotes), pages=pages, quotes=quotes)

@@ -224,7 +224,7 @@ class MineruParser:
         # MinerU decides txt or ocr for the whole document; without its OCR models it never OCRs.
         ocr_used = ((middle.get("extensions") or {}).get("mineru") or {}).get("parse_mode") == "ocr"
 
-        pages_out, quotes = parse_pages(
+        done = parse_pages(
             pdf,
             name,
             page_count,
@@ -238,9 +238,10 @@ class MineruParser:
         return ParsedDocument(
             page_count=page_count,
             title=title or doc_title(list(by_page.get(0, ()))),
-            pages=pages_out,
-            quotes=quotes,
-            page_rejects=rejects,
+            pages=done.pages,
+            quotes=done.quotes,
+            page_rejects=sorted(rejects + done.page_rejects),
+            range_rejects=done.range_rejects,
         )
 
     def _run_mineru(self, pdf: bytes, name: str) -> Any:
