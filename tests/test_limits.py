@@ -1,0 +1,141 @@
+"""Limits (issue 18, item 4): files over `max_file_mb` or `max_pages` are rejected before any page
+work, a document past `timeout_s` keeps the pages done and rejects the rest, a page that hangs
+its worker, kills it or runs past the memory cap is a reject, and the batch goes on."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+import pytest
+
+from interleaf.executor import PageLimits, page_map, shutdown_pools
+from interleaf.parse.chunks import ChunkJob, run_jobs
+from interleaf.parse.protocol import Lost, PageResult, ParsedPage
+from tests.conftest import run_cli, sql_rows
+
+
+def _text_pdf(path: Path, pages: int) -> Path:
+    doc = pymupdf.open()
+    for i in range(pages):
+        doc.new_page().insert_text((72, 100), f"Page {i + 1} of a plain report about limits.", fontsize=14)
+    doc.save(path)
+    return path
+
+
+def _noise_page(doc: pymupdf.Document, side: int) -> None:
+    """A page with no text layer covered by black-and-white noise: OCR reads it for many seconds."""
+    page = doc.new_page(width=side, height=side)
+    bits = (np.random.default_rng(0).random((side, side)) > 0.5).astype(np.uint8) * 255
+    page.insert_image(page.rect, pixmap=pymupdf.Pixmap(pymupdf.csGRAY, side, side, bits.tobytes(), False))
+
+
+def _rejects(root: Path) -> list[dict]:
+    return sql_rows(root, "select path, reason from rejects where stage = 'parse' order by reason")
+
+
+def _names(root: Path) -> list[str]:
+    return [r["name"] for r in sql_rows(root, "select name from documents order by name")]
+
+
+def test_files_over_max_file_mb_or_max_pages_are_rejected_and_the_batch_goes_on(corpus: Path, tmp_path: Path) -> None:
+    small = _text_pdf(tmp_path / "one-page.pdf", 1)
+    big = corpus / "docs" / "layoutparser-table-page.pdf"  # 168 KB, 1 page
+    long = _text_pdf(tmp_path / "three-pages.pdf", 3)
+    root = tmp_path / "warehouse"
+    limits = ("--set", "parse.limits.max_file_mb=0.15", "--set", "parse.limits.max_pages=2")
+    run_cli(root, *limits, "ingest", str(small), str(big), str(long))
+    assert _names(root) == ["one-page.pdf"]
+    assert _rejects(root) == [
+        {"path": str(big), "reason": "file too large: 0.2 MB, over parse.limits.max_file_mb=0.15"},
+        {"path": str(long), "reason": "too many pages: 3, over parse.limits.max_pages=2"},
+    ]
+
+
+def test_a_document_past_timeout_s_keeps_its_first_pages_and_rejects_the_rest(tmp_path: Path) -> None:
+    n = 400
+    pdf = _text_pdf(tmp_path / "long-report.pdf", n)
+    root = tmp_path / "warehouse"
+    run_cli(root, "--set", "parse.limits.timeout_s=10", "--set", "parse.pages_per_chunk=2", "ingest", str(pdf))
+    [doc] = sql_rows(root, "select name, pages from documents")
+    assert doc == {"name": "long-report.pdf", "pages": n}  # the file's page count; `pages` holds those kept
+    kept = [r["page_idx"] for r in sql_rows(root, "select page_idx from pages order by page_idx")]
+    assert 0 < len(kept) < n and kept == list(range(len(kept)))
+    assert _rejects(root) == [{"path": str(pdf), "reason": f"timeout after 10 s: pages {len(kept) + 1}–{n} not parsed"}]
+
+
+def test_a_page_that_hangs_its_worker_is_a_reject_and_the_others_are_kept(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    for i in range(3):
+        doc.new_page().insert_text((72, 100), f"Page {i + 1}, read in a moment.", fontsize=14)
+    _noise_page(doc, 3000)  # page 4
+    doc.new_page().insert_text((72, 100), "Page 5, after the slow one.", fontsize=14)
+    pdf = tmp_path / "slow-page.pdf"
+    doc.save(pdf, deflate=True)
+    other = _text_pdf(tmp_path / "other.pdf", 2)
+    root = tmp_path / "warehouse"
+    run_cli(
+        root,
+        "--set",
+        "parse.limits.page_timeout_s=6",
+        "--set",
+        "parse.pages_per_chunk=1",
+        "ingest",
+        str(pdf),
+        str(other),
+    )
+    assert _names(root) == ["other.pdf", "slow-page.pdf"]
+    rows = sql_rows(root, "select d.name, p.page_idx from pages p join documents d using (doc_id) order by 1, 2")
+    assert [(r["name"], r["page_idx"]) for r in rows] == [
+        ("other.pdf", 0),
+        ("other.pdf", 1),
+        *(("slow-page.pdf", i) for i in (0, 1, 2, 4)),
+    ]
+    assert _rejects(root) == [
+        {"path": str(pdf), "reason": "page 4: ran past 6 s a page; its worker was killed"},
+    ]
+
+
+# Page functions for the pool below: module-level, so the workers import them by name.
+
+
+def _page(page: pymupdf.Page, _: object) -> PageResult:
+    return PageResult(ParsedPage(page.number, page.rect.width, page.rect.height, 0, True, False), [])
+
+
+def crash_on_page_3(page: pymupdf.Page, arg: object) -> PageResult:
+    """A worker dying as a segfault or the OOM killer would end it: at once, with no exception."""
+    if page.number == 2:
+        os._exit(11)
+    return _page(page, arg)
+
+
+def allocate(megabytes: int) -> int:
+    return int(np.ones(megabytes << 20, dtype=np.uint8).sum() >> 20)
+
+
+@pytest.fixture
+def fresh_pools() -> None:
+    shutdown_pools()
+    yield
+    shutdown_pools()
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_a_page_that_kills_its_worker_is_a_reject_and_the_other_pages_are_kept(tmp_path: Path) -> None:
+    data = _text_pdf(tmp_path / "six.pdf", 6).read_bytes()
+    jobs = [ChunkJob(data, "six.pdf", (0, 1, 2), (None,) * 3, crash_on_page_3)]
+    jobs.append(ChunkJob(data, "six.pdf", (3, 4, 5), (None,) * 3, crash_on_page_3))
+    done = run_jobs(jobs, page_map(2))
+    assert [p.page_idx for p in done.pages] == [0, 1, 3, 4, 5]
+    assert len(done.page_rejects) == 1 and done.page_rejects[0][0] == 2
+    assert done.page_rejects[0][1].startswith("its worker process died")
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_the_memory_cap_holds_in_the_page_workers() -> None:
+    results = list(page_map(2, limits=PageLimits(worker_mb=2048))(allocate, [100, 3000, 100]))
+    assert results[0] == 100 and results[2] == 100
+    assert isinstance(results[1], Lost) and results[1].kind == "memory"
