@@ -71,7 +71,7 @@ def test_a_page_that_hangs_its_worker_is_a_reject_and_the_others_are_kept(tmp_pa
     doc = pymupdf.open()
     for i in range(3):
         doc.new_page().insert_text((72, 100), f"Page {i + 1}, read in a moment.", fontsize=14)
-    _noise_page(doc, 3000)  # page 4
+    _noise_page(doc, 5000)  # page 4: ~21 s of OCR here (a 3000-pt page: ~13 s)
     doc.new_page().insert_text((72, 100), "Page 5, after the slow one.", fontsize=14)
     pdf = tmp_path / "slow-page.pdf"
     doc.save(pdf, deflate=True)
@@ -80,7 +80,8 @@ def test_a_page_that_hangs_its_worker_is_a_reject_and_the_others_are_kept(tmp_pa
     run_cli(
         root,
         "--set",
-        "parse.limits.page_timeout_s=15",  # a plain page takes well under 1 s; the noise page minutes
+        # a plain page takes under 1 s (the first of a worker ~5 s, with its models' load)
+        "parse.limits.page_timeout_s=10",
         "--set",
         "parse.pages_per_chunk=1",
         "ingest",
@@ -95,7 +96,7 @@ def test_a_page_that_hangs_its_worker_is_a_reject_and_the_others_are_kept(tmp_pa
         *(("slow-page.pdf", i) for i in (0, 1, 2, 4)),
     ]
     assert _rejects(root) == [
-        {"path": str(pdf), "reason": "page 4: ran past 15 s a page; its worker was killed"},
+        {"path": str(pdf), "reason": "page 4: ran past 10 s a page; its worker was killed"},
     ]
 
 
