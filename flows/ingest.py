@@ -22,8 +22,9 @@ from interleaf.stage import Stage
 from tasks.context import RunContext
 from tasks.follow import DocumentChange
 from tasks.stage_task import Plan, UnitResult, publish, run_unit
+from warehouse.store import INGEST_GROUP
 
-GROUP = "ingest"
+GROUP = INGEST_GROUP
 
 
 def ingest_stages(settings: Settings) -> list[Stage]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from warehouse import Warehouse
 from warehouse.catalog import query
+from warehouse.store import INGEST_GROUP
 
 
 @dataclass(frozen=True)
@@ -63,21 +64,16 @@ class DocumentChange:
     added: frozenset[str] = frozenset()
     dropped: frozenset[str] = frozenset()
 
-    def apply(self, published: set[str] | None) -> set[str]:
-        return ((published or set()) - self.dropped) | self.added
+    def apply(self, published: set[str]) -> set[str]:
+        return (published - self.dropped) | self.added
 
 
 def remove_documents(wh: Warehouse, doc_ids: set[str]) -> None:
     """Take documents out of the published views, under the fingerprints published now."""
-    from tasks.stage_task import INGEST_GROUP, legacy_documents, published_documents
+    from tasks.stage_task import documents_after
 
     entries = {v.stage: (v.fingerprint, v.tables) for v in wh.current().values() if v.group == INGEST_GROUP}
     if not entries:
         return
     change = DocumentChange(dropped=frozenset(doc_ids))
-
-    def shown(_: object) -> set[str]:
-        before = published_documents(wh)
-        return change.apply(legacy_documents(wh) if before is None else before)
-
-    wh.publish(INGEST_GROUP, entries, shown)
+    wh.publish(INGEST_GROUP, entries, lambda state: documents_after(wh, state, change.apply))

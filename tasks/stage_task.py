@@ -28,6 +28,7 @@ from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput
 from tasks.context import RunContext
 from warehouse import Warehouse, schemas
 from warehouse.ledger import Ledger, RunRecord, now
+from warehouse.store import INGEST_GROUP, StageState
 
 
 @dataclass(frozen=True)
@@ -111,22 +112,29 @@ def pending(ctx: RunContext, plan: Plan, stage: Stage, units: Iterable[str]) -> 
     ]
 
 
-INGEST_GROUP = "ingest"
-
-
-def published_documents(wh: Warehouse) -> set[str] | None:
+def published_documents(wh: Warehouse, state: dict[str, StageState] | None = None) -> set[str] | None:
     """The documents the last ingest published (None: published before ingests named them, so
-    every stored document counts; an empty set: nothing published)."""
-    entries = [v for v in wh.current().values() if v.group == INGEST_GROUP]
+    every stored document counts; an empty set: nothing published). `state`: the published
+    state already read (under the publish lock), else it is read now."""
+    entries = [v for v in (wh.current() if state is None else state).values() if v.group == INGEST_GROUP]
     if not entries:
         return set()
     latest = max(entries, key=lambda v: v.at)
     return set(latest.units) if latest.units is not None else None
 
 
-def legacy_documents(wh: Warehouse) -> set[str]:
+def documents_after(
+    wh: Warehouse, state: dict[str, StageState], change: Callable[[set[str]], Iterable[str]]
+) -> Iterable[str]:
+    """What the ingest group shows once `change` is applied to what it shows in `state` (a
+    publish that named no documents showed every one its parse stored)."""
+    before = published_documents(wh, state)
+    return change(_legacy_documents(wh, state) if before is None else before)
+
+
+def _legacy_documents(wh: Warehouse, state: dict[str, StageState]) -> set[str]:
     """The documents a publish that named none showed: every part of its parse outputs."""
-    entry = wh.current().get(f"{INGEST_GROUP}/parse")
+    entry = state.get(f"{INGEST_GROUP}/parse")
     if entry is None:
         return set()
     found: set[str] = set()
@@ -348,26 +356,19 @@ def publish(
     plan: Plan,
     group: str,
     only: Sequence[str] | None = None,
-    units: Callable[[set[str] | None], Iterable[str]] | None = None,
+    units: Callable[[set[str]], Iterable[str]] | None = None,
 ) -> None:
     """Point the views at this plan's outputs. Every stage `group` published before and not now
     (a retriever removed from config) leaves the views. `units` (document stages): given the
-    documents published until now (None: every one stored), the documents the views show."""
+    documents published until now, the documents the views show."""
     entries = {
         s.name: (plan.fingerprints[s.name], (*s.outputs, "rejects"))
         for s in plan.stages
         if only is None or s.name in only
     }
     wh = Warehouse(ctx.warehouse)
-
-    def shown(_: object) -> Iterable[str] | None:
-        if units is None:
-            return None
-        before = published_documents(wh)  # read under the publish lock: two ingests do not lose each other's
-        if before is None:  # published before ingests named their documents: what parse stored
-            before = legacy_documents(wh)
-        return units(before)
-
+    # applied to the state read under the publish lock: two ingests do not lose each other's documents
+    shown = None if units is None else lambda state: documents_after(wh, state, units)
     wh.publish(group, entries, shown)
 
 

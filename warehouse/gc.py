@@ -2,7 +2,7 @@
 
 Kept: every part of a published fingerprint that the entry shows (its units, or all of them when
 it names none), the crops of the documents shown, the ledger, and anything written after the last
-publish: that belongs to an ingest running now, which has not published yet. Deleted: the parts
+publish of the group that writes it: that belongs to a run (an ingest) that has not published yet. Deleted: the parts
 of fingerprints nothing publishes any more (an older configuration or code), the parts of
 documents that left the views (removed, replaced, their file gone), and their crops.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from warehouse import schemas
-from warehouse.store import Warehouse
+from warehouse.store import INGEST_GROUP, Warehouse
 
 IMAGES = "images"
 KEPT_FOLDERS = {"ledger"}  # `runs` parts: the history, never collected
@@ -37,11 +37,19 @@ class Garbage:
 
 def find_garbage(wh: Warehouse) -> Garbage:
     current = wh.current()
-    written_since = max((entry.at for entry in current.values()), default=0.0)
+    # A part written after the last publish of the group that writes its table belongs to a run
+    # of that group still going (an answer's publish says nothing about an ingest running now).
+    ingest = [e for e in current.values() if e.group == INGEST_GROUP]
+    ingest_at = max((e.at for e in ingest), default=0.0)
+    ingest_tables = {IMAGES, *(t for e in ingest for t in e.tables)}
     garbage = Garbage()
 
-    def settled(path: Path) -> bool:  # not written by an ingest that has not published yet
-        return path.stat().st_mtime < written_since
+    def settled(path: Path, table: str) -> bool:
+        if table in ingest_tables:
+            since = ingest_at
+        else:
+            since = max((e.at for e in current.values() if table in e.tables), default=ingest_at)
+        return path.stat().st_mtime < since
 
     for table in schemas.TABLES:
         for folder in sorted(p for p in (wh.root / table).glob("*") if p.is_dir() and p.name not in KEPT_FOLDERS):
@@ -51,7 +59,7 @@ def find_garbage(wh: Warehouse) -> Garbage:
                 names = entry.part_names(table)
                 shown = None if names is None or shown is None else shown | names
             for part in sorted(folder.glob("*.parquet")):
-                if (shown is None or part.stem in shown) or not settled(part):
+                if (shown is None or part.stem in shown) or not settled(part, table):
                     continue
                 garbage.add(part, table)
 
@@ -65,7 +73,7 @@ def find_garbage(wh: Warehouse) -> Garbage:
         shown_here = docs_shown.get(fingerprint, set())
         if fingerprint in docs_shown and (shown_here is None or folder.name in shown_here):
             continue
-        if settled(folder):
+        if settled(folder, IMAGES):
             garbage.add(folder, IMAGES)
     return garbage
 

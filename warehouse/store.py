@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 from warehouse import schemas
 
 DEFAULT_ROOT = "warehouse/data"
+INGEST_GROUP = "ingest"  # the publish group of the document stages: its entries name their documents
 
 
 def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -23,7 +23,7 @@ from interleaf.retrieve.loaded_index import IndexHolder
 from interleaf.scope import DocumentCatalog
 from warehouse import Warehouse
 from warehouse.catalog import query as query_views
-from warehouse.store import cache_parts
+from warehouse.store import INGEST_GROUP, cache_parts
 
 log = logging.getLogger("interleaf.serve")
 BBox = tuple[float, float, float, float]
@@ -146,7 +146,7 @@ class ServerState:
 
     def published_marker(self) -> tuple[Any, ...]:
         """What the ingest group has published: changes exactly when an ingest publishes."""
-        return tuple(sorted((k, v.fingerprint, v.at) for k, v in self.wh.current().items() if v.group == "ingest"))
+        return tuple(sorted((k, v.fingerprint, v.at) for k, v in self.wh.current().items() if v.group == INGEST_GROUP))
 
     def warm_up(self) -> None:
         """Load the index and the snapshot now (the server calls it before it accepts requests)."""
