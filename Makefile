@@ -18,7 +18,7 @@ Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
 MODEL ?=
 IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
-.PHONY: help install install-dev e2e e2e-steps test bench serve serve-api load sql lint
+.PHONY: help install install-dev e2e e2e-steps test bench faults serve serve-api load sql lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -67,6 +67,9 @@ bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
+
+faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; one table
+	$(PYTHON) -m benchmarks.faults --corpus $(CORPUS)
 
 serve: install ## local Prefect server on loopback + the ingest flow on its cron schedule over the inbox
 	$(PYTHON) -m flows.serve
