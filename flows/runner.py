@@ -30,7 +30,16 @@ from interleaf.pdf.document import page_count_and_title
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
 from tasks.follow import DocumentChange, Dropped, documents_to_drop
-from tasks.stage_task import Plan, UnitResult, is_committed, pending, publish, record_unchanged, run_unit
+from tasks.stage_task import (
+    Plan,
+    UnitResult,
+    is_committed,
+    pending,
+    publish,
+    record_unchanged,
+    run_unit,
+    set_aside_damaged,
+)
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
 from warehouse.ledger import close_dead_runs
@@ -157,6 +166,7 @@ def run_ingest(
     files = {path: sha256_file(Path(path)) for path in discover_documents(paths)}
     doc_ids = sorted(set(files.values()))
     report = IngestReport(ctx.run_id, files)
+    set_aside_damaged(wh, plan, doc_ids)  # before anything opens the views over them
     report.dropped = documents_to_drop(wh, files, paths, sync)
     change = DocumentChange(frozenset(doc_ids), frozenset(d.doc_id for d in report.dropped))
     todo_parse = pending(ctx, plan, plan.stage("parse"), doc_ids)

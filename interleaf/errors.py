@@ -43,3 +43,12 @@ class ReadOnlyQueryError(InterleafError):
 
 class CatalogError(InterleafError):
     """catalog.duckdb could not be written; the warehouse itself is intact."""
+
+
+class CorruptPartError(InterleafError):
+    """A stored Parquet part is not the file that was written (truncated, bytes changed)."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"corrupt part {path}: {reason}")
+        self.path = path
+        self.reason = reason

@@ -117,3 +117,13 @@ def set_current(progress: PageProgress | None) -> None:
 def advance(pages: int) -> None:
     if _current is not None:
         _current.advance(pages)
+
+
+def note(line: str) -> None:
+    """A line the user must see whatever the output is (a damaged part found, ...): on stderr,
+    above the bar when one is drawn."""
+    bar = _current._progress if _current is not None else None
+    if bar is not None:
+        bar.console.print(line, markup=False, highlight=False)
+    else:
+        print(line, file=sys.stderr, flush=True)

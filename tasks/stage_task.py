@@ -22,8 +22,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from interleaf import interrupt
-from interleaf.errors import DocumentError, StageError
+from interleaf import interrupt, progress
+from interleaf.errors import CorruptPartError, DocumentError, InterleafError, StageError
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
 from tasks.context import RunContext
 from warehouse import Warehouse, schemas
@@ -72,9 +72,39 @@ def unit_rejected_part(unit: str) -> str:
 
 
 def is_done(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> bool:
-    return wh.has_part(stage.outputs[-1], fingerprint, unit) or wh.has_part(
-        "rejects", fingerprint, unit_rejected_part(unit)
-    )
+    """The unit's outputs (or its rejection) are stored whole. A part found damaged is set aside
+    and reported, and the unit counts as not done, so it is computed again."""
+    committed = wh.has_part(stage.outputs[-1], fingerprint, unit)
+    if not committed and not wh.has_part("rejects", fingerprint, unit_rejected_part(unit)):
+        return False
+    return _parts_whole(wh, stage, fingerprint, unit) and (
+        not committed or all(wh.has_part(t, fingerprint, unit) for t in ("rejects", *stage.outputs))
+    )  # a committed unit has all its parts (`_write`): one missing was set aside
+
+
+def set_aside_damaged(wh: Warehouse, plan: Plan, units: Iterable[str]) -> None:
+    """Check the stored parts of `units` in every stage of `plan`: the damaged ones are set aside
+    and reported, so the views open and the units run again."""
+    for stage in plan.stages:
+        for unit in units:
+            _parts_whole(wh, stage, plan.fingerprints[stage.name], unit)
+
+
+def _parts_whole(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> bool:
+    """False when a stored part of the unit is damaged (it is then set aside, and reported)."""
+    whole = True
+    for table, part in [*((t, unit) for t in stage.outputs), ("rejects", unit), ("rejects", unit_rejected_part(unit))]:
+        path = wh.part_path(table, fingerprint, part)
+        try:
+            wh.check_part(path)
+        except FileNotFoundError:
+            continue
+        except CorruptPartError as exc:
+            moved = wh.set_aside(path)
+            where = moved.relative_to(wh.root)
+            progress.note(f"{exc}; set aside as {where}: {stage.name} {unit[:16]} is computed again")
+            whole = False
+    return whole
 
 
 def is_committed(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> bool:
@@ -203,7 +233,13 @@ class LazyTables(Mapping[str, pa.Table]):
             return cls((), lambda table: None, stage.name)
 
         def load(table: str) -> pa.Table | None:
-            return wh.read_part(table, published, unit) if wh.has_part(table, published, unit) else None
+            if not wh.has_part(table, published, unit):
+                return None
+            try:
+                return wh.read_part(table, published, unit)
+            except CorruptPartError as exc:  # only a saving: the stage computes without it
+                progress.note(f"{exc}; {stage.name} {unit[:16]} is computed without its previous outputs")
+                return None
 
         return cls(stage.outputs, load, stage.name)
 
@@ -306,6 +342,9 @@ def run_unit(
                 ledger.fail(record, exc)
                 raise StageError(stage.name, unit, exc) from exc
             time.sleep(min(2.0, 0.5 * attempt))
+        except CorruptPartError as exc:  # an input part damaged on disk: its producer's rerun mends it
+            ledger.fail(record, exc)
+            raise CorruptInputError(stage.name, unit, exc) from exc
         except StageError as exc:
             if interrupt.requested():
                 raise _cut_short(ledger, record, exc) from exc
@@ -321,6 +360,15 @@ def run_unit(
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
     return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
+
+
+class CorruptInputError(InterleafError):
+    def __init__(self, stage: str, unit: str, cause: CorruptPartError) -> None:
+        super().__init__(
+            f"{stage} {unit[:16]}: {cause}. Run the command that wrote it again (`interleaf ingest` for a "
+            "document's parts): it finds the part damaged, sets it aside and computes it again"
+        )
+        self.path = cause.path
 
 
 def _cut_short(ledger: Ledger, record: RunRecord, exc: Exception) -> interrupt.Interrupted:
@@ -384,7 +432,13 @@ class WarehouseCache:
 
     def get(self, namespace: str, key: str) -> dict[str, Any] | None:
         path = self.wh.root / self._rel(namespace, key)
-        return json.loads(path.read_text()) if path.exists() else None
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # damaged on disk: computed again
+            progress.note(f"damaged cache record {path}: {exc}; computed again")
+            return None
 
     def put(self, namespace: str, key: str, value: dict[str, Any]) -> None:
         self.wh.write_file(self._rel(namespace, key), json.dumps(value, sort_keys=True).encode())

@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from interleaf.errors import CatalogError, ReadOnlyQueryError
+from interleaf.errors import CatalogError, CorruptPartError, ReadOnlyQueryError
 from warehouse import schemas
 from warehouse.store import Warehouse
 
@@ -59,8 +59,23 @@ def view_sql(wh: Warehouse, table: str) -> str:
 def connect(wh: Warehouse, threads: int = 2) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config={"threads": threads})
     for table in schemas.TABLES:
-        con.execute(view_sql(wh, table))
+        try:
+            con.execute(view_sql(wh, table))
+        except duckdb.Error as exc:  # DuckDB reads each part's footer here: a damaged part fails it
+            con.close()
+            raise (_damaged_part(wh, table) or exc) from exc
     return con
+
+
+def _damaged_part(wh: Warehouse, table: str) -> CorruptPartError | None:
+    """The first part of `table`'s view that is not whole, as the error to show; None if all are."""
+    for path in wh.published_files(table):
+        try:
+            wh.check_part(path)
+        except CorruptPartError as exc:
+            advice = "an ingest of its document sets it aside and computes it again"
+            return CorruptPartError(path, f"{exc.reason}; {advice}")
+    return None
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:

@@ -4,7 +4,8 @@ Kept: every part of a published fingerprint that the entry shows (its units, or 
 it names none), the crops of the documents shown, the ledger, and anything written after the last
 publish of the group that writes it: that belongs to a run (an ingest) that has not published yet. Deleted: the parts
 of fingerprints nothing publishes any more (an older configuration or code), the parts of
-documents that left the views (removed, replaced, their file gone), and their crops.
+documents that left the views (removed, replaced, their file gone), and their crops, and the
+damaged parts an ingest set aside.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from warehouse import schemas
-from warehouse.store import INGEST_GROUP, Warehouse
+from warehouse.store import INGEST_GROUP, SET_ASIDE, Warehouse
 
 IMAGES = "images"
 KEPT_FOLDERS = {"ledger"}  # `runs` parts: the history, never collected
@@ -75,6 +76,8 @@ def find_garbage(wh: Warehouse) -> Garbage:
             continue
         if settled(folder, IMAGES):
             garbage.add(folder, IMAGES)
+    if (wh.root / SET_ASIDE).is_dir():  # damaged parts, kept for a look until now
+        garbage.add(wh.root / SET_ASIDE, SET_ASIDE)
     return garbage
 
 

@@ -28,9 +28,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse import schemas
+from warehouse import parts, schemas
 
 DEFAULT_ROOT = "warehouse/data"
+SET_ASIDE = "_corrupt"  # damaged parts moved out of sight, until `interleaf gc`
 INGEST_GROUP = "ingest"  # the publish group of the document stages: its entries name their documents
 
 
@@ -94,7 +95,7 @@ class PartCache:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        table = pq.read_table(path, schema=schema)
+        table = parts.open_sealed(path, schema)
         with self._lock:
             if key not in self._items:
                 self._items[key] = table
@@ -118,7 +119,12 @@ def cache_parts(max_bytes: int) -> PartCache:
 
 def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
     cache = _PART_CACHE
-    return cache.read(path, schema) if cache is not None else pq.read_table(path, schema=schema)
+    return cache.read(path, schema) if cache is not None else parts.open_sealed(path, schema)
+
+
+# parts this process found whole, by (path, inode, size, mtime): a part is checked once, not at
+# every cache check of an ingest
+_SOUND: set[tuple[str, int, int, int]] = set()
 
 
 class Warehouse:
@@ -137,10 +143,25 @@ class Warehouse:
         checked = schemas.check(table, data)
         self.ensure_schema_file(table)
         path = self.part_path(table, fingerprint, part)
-        sink = pa.BufferOutputStream()
-        pq.write_table(checked, sink, compression="zstd")
-        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        atomic_write_bytes(path, parts.seal(checked))
         return path
+
+    def check_part(self, path: Path) -> None:
+        """Raise CorruptPartError when the part at `path` is not the file that was written."""
+        stat = path.stat()
+        key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if key in _SOUND:
+            return
+        parts.check(path.read_bytes(), path)
+        _SOUND.add(key)
+
+    def set_aside(self, path: Path) -> Path:
+        """Move a corrupt part out of the views' and the cache check's sight, kept for a look:
+        `_corrupt/<its path>.<time>`. Its unit is then missing, so the next run computes it again."""
+        target = self.root / SET_ASIDE / f"{path.relative_to(self.root)}.{time.strftime('%Y%m%dT%H%M%S')}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        return target
 
     def read_part(self, table: str, fingerprint: str, part: str) -> pa.Table:
         return _read_parquet(self.part_path(table, fingerprint, part), schemas.schema_of(table))
