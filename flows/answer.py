@@ -21,7 +21,8 @@ from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex
 from interleaf.retrieve.stage import RetrieveStage
 from interleaf.stage import Stage, StageInput
 from tasks.context import RunContext
-from tasks.stage_task import LazyTables, Plan, UnitResult, corpus_digest, run_unit
+from tasks.stage_task import LazyTables, Plan, UnitResult, run_unit
+from tasks.units import corpus_digest
 from warehouse import Warehouse
 
 

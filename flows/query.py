@@ -25,17 +25,8 @@ from interleaf.retrieve.loaded_index import IndexHolder
 from interleaf.scope import DocumentCatalog, scoped_question_set
 from interleaf.stored_answers import TABLES, StoredAnswer, read_stored_answers
 from tasks.context import RunContext, new_run_id
-from tasks.stage_task import (
-    LazyTables,
-    Plan,
-    UnitResult,
-    corpus_units,
-    is_done,
-    publish,
-    published_documents,
-    record_unchanged,
-    run_unit,
-)
+from tasks.stage_task import LazyTables, Plan, UnitResult, publish, record_unchanged, run_unit
+from tasks.units import corpus_units, is_done, published_documents
 from warehouse import Warehouse
 
 

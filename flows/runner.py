@@ -30,16 +30,8 @@ from interleaf.pdf.document import page_count_and_title
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
 from tasks.follow import DocumentChange, Dropped, documents_to_drop
-from tasks.stage_task import (
-    Plan,
-    UnitResult,
-    is_committed,
-    pending,
-    publish,
-    record_unchanged,
-    run_unit,
-    set_aside_damaged,
-)
+from tasks.stage_task import Plan, UnitResult, publish, record_unchanged, run_unit
+from tasks.units import is_committed, pending, set_aside_damaged
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
 from warehouse.ledger import close_dead_runs

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tasks.units import documents_after
 from warehouse import Warehouse
 from warehouse.catalog import query
 from warehouse.store import INGEST_GROUP
@@ -70,8 +71,6 @@ class DocumentChange:
 
 def remove_documents(wh: Warehouse, doc_ids: set[str]) -> None:
     """Take documents out of the published views, under the fingerprints published now."""
-    from tasks.stage_task import documents_after
-
     entries = {v.stage: (v.fingerprint, v.tables) for v in wh.current().values() if v.group == INGEST_GROUP}
     if not entries:
         return

@@ -205,14 +205,14 @@ class ServerState:
 
     def stage_progress(self, doc_id: str) -> dict[str, bool]:
         """Each ingest stage: has it committed this document (under the current fingerprints)?"""
-        from tasks.stage_task import is_committed
+        from tasks.units import is_committed
 
         plan = self.ingest_plan()
         return {s.name: is_committed(self.wh, s, plan.fingerprints[s.name], doc_id) for s in plan.stages}
 
     def rejection(self, doc_id: str) -> str | None:
         """Why an ingest stage rejected this document (under the current fingerprints), if one did."""
-        from tasks.stage_task import unit_rejected_part
+        from tasks.units import unit_rejected_part
 
         plan = self.ingest_plan()
         for stage in plan.stages:
