@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.ingest import ingest_stages
 from interleaf import interrupt, progress
 from interleaf.config import Settings
+from interleaf.errors import InterleafError, StageError
 from interleaf.evaluate.stage import EvaluateStage
 from interleaf.expand.stage import ExpandStage
 from interleaf.generate.protocol import Generator
@@ -62,16 +63,30 @@ def query_stages(plan: Plan) -> list[Stage]:
 @task(name="stage", task_run_name="{stage}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, qset: QuestionSet) -> UnitResult:
     started = time.perf_counter()
-    result = run_unit(ctx, plan, stage, qset.qset_id, source=qset if stage == "questions" else None, path=qset.source)
+    source = qset if stage == "questions" else None
+    try:
+        result = run_unit(ctx, plan, stage, qset.qset_id, source=source, path=qset.source)
+    except StageError as exc:
+        if not isinstance(exc.__cause__, InterleafError):
+            raise  # a bug: its traceback belongs in the log
+        # an error raised on purpose (a model server down): the CLI's one line, not a traceback
+        result = UnitResult(stage, qset.qset_id, "failed", reason=str(exc))
     progress.unit_done(Path(qset.source).name or qset.qset_id, result, started)
     return result
 
 
 @flow(name="answer", log_prints=False)
 def answer_flow(ctx: RunContext, plans: list[Plan], qset: QuestionSet) -> list[UnitResult]:
-    """Each plan is one configuration (a scope, an ablation variant) of the same stages."""
+    """Each plan is one configuration (a scope, an ablation variant) of the same stages. A stage
+    that failed ends the flow: the stages after it read its output."""
     interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
-    return [stage_task(ctx, plan, stage.name, qset) for plan in plans for stage in query_stages(plan)]
+    results = []
+    for plan in plans:
+        for stage in query_stages(plan):
+            results.append(stage_task(ctx, plan, stage.name, qset))
+            if results[-1].status == "failed":
+                return results
+    return results
 
 
 def open_index(wh: Warehouse, settings: Settings, indexes: IndexHolder | None = None) -> LoadedIndex:

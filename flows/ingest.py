@@ -14,7 +14,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
-from interleaf.errors import InterleafError
+from interleaf.errors import InterleafError, StageError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.stage import ParseStage, SourceFile
@@ -35,13 +35,6 @@ def ingest_stages(settings: Settings) -> list[Stage]:
     ]
 
 
-class IngestError(InterleafError):
-    def __init__(self, failures: list[tuple[str, BaseException]]) -> None:
-        lines = "; ".join(f"{path}: {exc}" for path, exc in failures)
-        super().__init__(f"{len(failures)} document(s) failed unexpectedly: {lines}")
-        self.failures = failures
-
-
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
@@ -51,21 +44,31 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
         on_result=lambda pages: progress.advance(len(pages)),
         limits=PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic(), limits.max_worker_mb),
     )
-    result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=mapper if stage == "parse" else map)
+    pages = mapper if stage == "parse" else map
+    try:
+        result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
+    except StageError as exc:
+        if not isinstance(exc.__cause__, InterleafError):
+            raise  # a bug: its traceback belongs in the log
+        # an error raised on purpose (a model server down): a row of the report, not a traceback
+        result = UnitResult(stage, unit, "failed", reason=str(exc))
     progress.unit_done(Path(path).name, result, started)
     return result
 
 
 # Two documents in flight keep the page workers busy while one of them is being written.
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=False)
-def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange) -> list[UnitResult]:
+def ingest_flow(
+    ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange
+) -> tuple[list[UnitResult], list[tuple[str, str]]]:
     """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
+    -> the results, and (path, error) of each document a stage failed on (the batch goes on).
     `change`: the documents the published set gains and loses when this ingest publishes.
     After a stop, units not begun are not run, and nothing is published: the views stay on the
     last finished ingest, and a rerun resumes from what was committed."""
     interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
     results: list[UnitResult] = []
-    failures: list[tuple[str, BaseException]] = []
+    failures: list[tuple[str, str]] = []
     collect = _collector(results, failures)
 
     parsed = {p: stage_task.submit(ctx, plan, "parse", d, p, SourceFile(p, d)) for p, d in files.items()}
@@ -79,14 +82,15 @@ def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str], change: Docu
     }
     collect(indexed)
     if interrupt.requested():
-        return results
-    publish(ctx, plan, GROUP, units=change.apply)
-    if failures:
-        raise IngestError(failures)
-    return results
+        return results, failures
+    # a document a stage failed on (a model server down, a bug) is not added to the views half-done:
+    # its parse rows without their descriptions or index; a rerun adds it whole
+    unfinished = frozenset(files[path] for path, _ in failures if path in files)
+    publish(ctx, plan, GROUP, units=DocumentChange(change.added - unfinished, change.dropped).apply)
+    return results, failures
 
 
-def _collector(results: list[UnitResult], failures: list[tuple[str, BaseException]]) -> Callable[[dict], list[str]]:
+def _collector(results: list[UnitResult], failures: list[tuple[str, str]]) -> Callable[[dict], list[str]]:
     """Waits for futures in order; returns the paths whose stage ended ok or cached."""
 
     def collect(futures: dict[object, Future]) -> list[str]:
@@ -97,8 +101,11 @@ def _collector(results: list[UnitResult], failures: list[tuple[str, BaseExceptio
                 result = future.result()
             except interrupt.Interrupted:  # stopped: not a failure, and not kept
                 continue
-            except Exception as exc:  # collected: the batch goes on, and the flow fails at the end
-                failures.append((str(path), exc))
+            except Exception as exc:  # collected: the batch goes on, and the CLI exits 1 at the end
+                failures.append((str(path), f"{type(exc).__name__}: {exc}"))
+                continue
+            if result.status == "failed":
+                failures.append((str(path), result.reason or "failed"))
                 continue
             results.append(result)
             if result.status in ("ok", "cached"):

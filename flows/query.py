@@ -92,6 +92,8 @@ def run_queries(
     elif use_prefect:
         run.flow_started = True
         run.results = answer_flow(ctx, todo, qset)
+        if failed := [r for r in run.results if r.status == "failed"]:
+            raise InterleafError(failed[0].reason or f"{failed[0].stage} failed")  # nothing published
     else:
         run.results = [
             run_unit(ctx, p, s.name, qset.qset_id, source=qset if s.name == "questions" else None, path=qset.source)

@@ -147,7 +147,7 @@ def run_ingest(
     root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
 ) -> IngestReport:
     """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
-    from flows.ingest import GROUP, IngestError, ingest_flow, ingest_stages
+    from flows.ingest import GROUP, ingest_flow, ingest_stages
 
     started = time.perf_counter()
     wh = Warehouse(root)
@@ -181,10 +181,8 @@ def run_ingest(
     report.flow_started = True
     install_prefect_server()
     try:
-        report.results = rejected + ingest_flow(ctx, plan, files_left, change)
-    except IngestError as exc:
-        report.results = rejected
-        report.failed = [(path, str(error)) for path, error in exc.failures]
+        results, report.failed = ingest_flow(ctx, plan, files_left, change)
+        report.results = rejected + results
     except interrupt.Interrupted:  # stopped before the flow's first unit
         report.results = rejected
     finally:

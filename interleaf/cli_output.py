@@ -89,6 +89,11 @@ def answer_json(view: Any) -> dict[str, Any]:
             for q in view.quotes
             if q.quote_id in cited
         ],
+        # every quote the answer was generated from, cited or not: where it could have drawn from
+        "context": [
+            {"label": q.label, "quote_id": q.quote_id, "document": q.doc_name, "page": q.page_idx + 1, "kind": q.kind}
+            for q in view.quotes
+        ],
     }
 
 

@@ -8,7 +8,9 @@ a `chat.completion`, or with `stream: true` server-sent `chat.completion.chunk` 
 `data: [DONE]` (and a usage chunk when `stream_options.include_usage`). GET /v1/models lists the model.
 
 A script, consumed one entry per chat request in arrival order, makes it fail or stall on purpose:
-"ok" (answer with `reply`), "500", "sleep" (1 s, then answer), "say:<text>".
+"ok" (answer with `reply`), "500", "sleep" (1 s, then answer), "say:<text>", and two garbage
+answers with status 200: "garbage" (a body that is not JSON) and "shape" (JSON that is not a
+chat completion).
 Usage counts words: prompt_tokens = the words of every text part plus 100 per image,
 completion_tokens = the words of the answer (reasoning included), so tests can work them out.
 """
@@ -180,9 +182,11 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _json(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
+        self._raw(status, "application/json", json.dumps(body).encode())
+
+    def _raw(self, status: int, content_type: str, data: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -211,6 +215,12 @@ class Handler(BaseHTTPRequestHandler):
             self.server.seen.append(seen)
         if action == "500":
             self._json(500, {"error": {"message": "overloaded", "type": "server_error"}})
+            return
+        if action == "garbage":
+            self._raw(200, "text/html", b"<html><body>502 Bad Gateway</body></html>")
+            return
+        if action == "shape":
+            self._json(200, {"object": "list", "data": [], "detail": "not a chat completion"})
             return
         if action == "sleep":
             threading.Event().wait(1.0)

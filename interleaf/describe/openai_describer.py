@@ -1,7 +1,9 @@
 """VLM-text from any OpenAI-compatible Chat Completions server (vLLM, SGLang, Ollama, hosted APIs).
 
 The request, its retries, timeouts and backoff are shared with the LMM filter
-(`interleaf.vlm.openai_chat`); whatever still fails becomes a rejects row for that quote.
+(`interleaf.vlm.openai_chat`). A request the server refuses (HTTP 400) or answers with nothing
+becomes a rejects row for that quote; one the server failed (down, 5xx, timeout, a reply that is
+not a chat completion) is marked so, and the describe stage stores nothing of the document.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 from interleaf.describe.config import OpenAIConfig
 from interleaf.describe.protocol import DescribeRequest, Description
 from interleaf.prompts import Prompt
-from interleaf.vlm.openai_chat import ChatReply, image_payload, post_all
+from interleaf.vlm.openai_chat import ChatReply, check_reachable, image_payload, post_all
 
 
 class OpenAIDescriber:
@@ -30,9 +32,11 @@ class OpenAIDescriber:
     @staticmethod
     def _description(reply: ChatReply) -> Description:
         if reply.text is None:
-            return Description(None, (), reply.error)
+            return Description(None, (), reply.error, server_failed=reply.server_failed)
         text = reply.text.strip()
         return Description(text or None, ("image",), None if text else "empty output")
 
     def describe(self, requests: list[DescribeRequest]) -> list[Description]:
+        if requests:  # nothing listening: one refused connect says so, not every request after its retries
+            check_reachable(self.config, "start it or set describe.openai.base_url")
         return [self._description(r) for r in post_all(self.config, requests, self.payload)]

@@ -26,6 +26,7 @@ class Description:
     text: str | None
     sources: tuple[str, ...] = ()  # what it was built from: image, caption, ocr_text, table_md, references
     error: str | None = None  # why there is no text; becomes a rejects row
+    server_failed: bool = False  # the error is the model server's: the stage fails, nothing is stored
 
 
 class Describer(Protocol):

@@ -38,6 +38,7 @@ from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
 from interleaf.stage import ContentCache, StageInput, StageOutput, source_digest
 from interleaf.text.references import caption_label
 from interleaf.versions import package_versions
+from interleaf.vlm.openai_chat import ModelServerError
 from warehouse import schemas
 
 STAGE = "describe"
@@ -70,6 +71,7 @@ class DescribeOutput:
     rejects: list[tuple[str | None, str]] = field(default_factory=list)  # (quote_id, reason)
     read: int = 0  # quotes read (OCR / text layer) in this call, not from cache
     described: int = 0  # quotes described in this call, not from cache
+    server_failures: list[str] = field(default_factory=list)  # errors of requests the model server failed
 
 
 def _hash(value: Any) -> str:
@@ -182,6 +184,9 @@ def describe_document(
         rows.append(row)
 
     for (row, key), desc in zip(pending, describer.describe(requests) if requests else [], strict=True):
+        if desc.server_failed:  # not the quote's fault: no reject, and the document is not stored
+            out.server_failures.append(desc.error or "failed")
+            continue
         value = {
             "vlm_text": desc.text.strip() if desc.text and desc.text.strip() else None,
             "vlm_sources": ",".join(desc.sources) or None,
@@ -298,6 +303,10 @@ class DescribeStage:
                 kinds=config.kinds,
                 max_references=config.max_references,
             )
+        if out.server_failures:
+            # the descriptions it did give are cached: a rerun asks for the failed ones only
+            failed = out.server_failures
+            raise ModelServerError(config.openai.base_url, len(failed), out.described + len(failed), failed[0])
         rejects = out.rejects + [(qid, "describe: crop file missing") for qid in crops if qid not in images]
         counts = {"quotes": out.quote_texts.num_rows, "read": out.read, "described": out.described}
         return StageOutput({"quote_texts": out.quote_texts}, rejects=rejects, counts=counts)

@@ -6,7 +6,9 @@ describer and the LMM filter (`interleaf.vlm.openai_chat`). Pure-text input send
 string; multimodal input sends the crops as base64 PNG `image_url` parts.
 
 Failures: a request that still fails after its retries (HTTP 500, timeout, 400 for an image sent to a
-text-only model) becomes that answer's `error`, and the other answers go on. A server that cannot be
+text-only model) becomes that answer's `error`, and the other answers go on; one the server failed
+(5xx, timeout, a reply that is not a chat completion) is marked `server_failed`, and the generate
+stage stores no answers of the question set (a rerun asks again once the server answers). A server that cannot be
 reached at all raises ServerUnreachableError naming base_url before any request is sent (one TCP
 connect, so a question set never turns into a list of empty answers after minutes of backoff), and
 again when every request of a batch failed to connect (the server went away mid-run).
@@ -93,7 +95,10 @@ class OpenAIChat:
             started = time.perf_counter()
             reply = post_chat(client, s, self.payload(conversation, max_tokens), on_token)
             seconds = time.perf_counter() - started
-            return Completion(reply.text, reply.error, reply.tokens_in, reply.tokens_out, seconds), reply.unreachable
+            completion = Completion(
+                reply.text, reply.error, reply.tokens_in, reply.tokens_out, seconds, reply.server_failed
+            )
+            return completion, reply.unreachable
 
         # streamed answers go one at a time, or their tokens would interleave on the terminal
         workers = 1 if on_token else s.concurrency

@@ -61,6 +61,7 @@ class GeneratedAnswer:
     tokens_out: int = 0
     seconds: float = 0.0
     error: str | None = None  # set when no answer could be produced (server down, timeout, ...)
+    server_failed: bool = False  # the error is the model server's (5xx, timeout, garbage): not stored as the answer
     input_mode: InputMode | None = None  # how image quotes reached the model (None: no model, offline)
     prompt_hashes: tuple[str, ...] = ()  # every prompt rendered for this answer, in the order used
     answerable: bool = True  # False: the generator abstained ("The documents do not say ...")

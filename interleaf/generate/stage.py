@@ -20,6 +20,7 @@ from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuo
 from interleaf.generate.sentences import strip_marks
 from interleaf.kinds import modality_of
 from interleaf.stage import StageInput, StageOutput
+from interleaf.vlm.openai_chat import ModelServerError
 from warehouse import schemas
 
 STAGE = "generate"
@@ -144,6 +145,9 @@ class GenerateStage:
             t["questions"], t["contexts"], t["clauses"], t["quotes"], t["quote_texts"], t["documents"], self.settings
         )
         generated = self.generator.generate(requests, lambda img_path: (given.root / img_path).read_bytes())
+        if failed := [a.error or "failed" for a in generated if a.server_failed]:
+            # an answer the server failed to give is no answer: stored, it would stand for one on every rerun
+            raise ModelServerError(self.settings.openai.base_url, len(failed), len(generated), failed[0])
         answers, citations, rejects = [], [], []
         prompt_hash = ",".join(sorted(self.prompt_hashes())) or None
         for request, answer in zip(requests, generated, strict=True):

@@ -62,6 +62,7 @@ class Completion:
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0  # wall time of the call (transformers: the batch's time shared by its items)
+    server_failed: bool = False  # the error is the model server's, not an answer to this conversation
 
 
 class ChatBackend(Protocol):
@@ -94,6 +95,7 @@ class _Work:
     seconds: float = 0.0
     prompts: list[str] = field(default_factory=list)
     error: str | None = None
+    server_failed: bool = False  # its error is the model server's
     knowledge: dict[str, str] = field(default_factory=dict)  # quote_id -> facts extracted from it
     answer: str = ""  # the final answer, once written
 
@@ -107,6 +109,7 @@ class _Work:
         text, error = finished(completion)
         if error and not self.error:
             self.error = f"{step}: {error}"
+            self.server_failed = completion.server_failed
         return text
 
 
@@ -174,6 +177,7 @@ class ModelGenerator:
         quotes = {q.quote_id: q for w in work for q in request_quotes(w.request, "image")}
         conversations: dict[str, Conversation] = {}
         failed: dict[str, str] = {}
+        server_failed: set[str] = set()
         for quote_id, quote in quotes.items():
             try:
                 conversations[quote_id] = extraction_conversation(quote, self.input_mode, load_image)
@@ -184,6 +188,8 @@ class ModelGenerator:
             text = first_user[quote_id].add(completion, prompt_hash, f"knowledge extraction from {quote_id}")
             if text is None:
                 failed[quote_id] = finished(completion)[1] or "no output"
+                if completion.server_failed:
+                    server_failed.add(quote_id)
             else:
                 for w in work:
                     w.knowledge[quote_id] = text
@@ -195,6 +201,7 @@ class ModelGenerator:
                 # an answer without one of its images' facts is not the answer asked for
                 q = missing[0]
                 w.error = f"knowledge extraction from image{q.number} ({q.quote_id}): {failed[q.quote_id]}"
+                w.server_failed = q.quote_id in server_failed
 
     def _two_step(self, work: list[_Work], image_mode: InputMode, load_image: ImageLoader) -> None:
         pending = [w for w in work if not w.error]
@@ -267,6 +274,7 @@ class ModelGenerator:
             tokens_out=w.tokens_out,
             seconds=round(w.seconds, 3),
             error=w.error,
+            server_failed=w.server_failed,
             input_mode=self.input_mode,
             prompt_hashes=tuple(w.prompts),
             answerable=said is None,

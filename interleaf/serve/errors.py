@@ -10,7 +10,7 @@ from typing import Any
 
 from interleaf.errors import InterleafError, StageError
 from interleaf.scope import EmptyQuestion, NoDocumentNamed, RejectedDocument, ScopeError, UnknownDocument
-from interleaf.vlm.openai_chat import ServerUnreachableError
+from interleaf.vlm.openai_chat import ModelServerError, ServerUnreachableError
 
 
 class ApiError(Exception):
@@ -52,7 +52,8 @@ def api_error_of(exc: Exception) -> ApiError:
         return ApiError(422, "bad_scope", str(exc))
     if isinstance(exc, StageError):
         cause = exc.__cause__
-        if isinstance(cause, ServerUnreachableError):  # the model server of a stage (generate, expand, ...)
+        # the model server of a stage (generate, expand, ...): gone, or failing its requests
+        if isinstance(cause, ServerUnreachableError | ModelServerError):
             return backend_down(f"stage {exc.stage}'s model server ({cause.base_url})", str(cause))
         if cause is not None and (isinstance(cause, OSError) or type(cause).__name__ in _UNREACHABLE):
             return backend_down(f"stage {exc.stage}", f"{type(cause).__name__}: {cause}")

@@ -26,6 +26,8 @@ from interleaf.errors import InterleafError
 from interleaf.vlm.config import ChatServerConfig
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+# refusals that say nothing about the request itself: a wrong key, path or model name
+CONFIG_STATUS = {401, 403, 404}
 
 T = TypeVar("T")
 
@@ -38,6 +40,19 @@ class ServerUnreachableError(InterleafError):
         self.base_url = base_url
 
 
+class ModelServerError(InterleafError):
+    """Requests the server failed (5xx, timeouts, a broken connection, a reply that is not a chat
+    completion) after their retries. The failure is the server's, not the item's: a stage raises
+    this rather than store it as the item's result, so a rerun once the server answers asks again."""
+
+    def __init__(self, base_url: str, failed: int, total: int, first_error: str) -> None:
+        super().__init__(
+            f"the model server at {base_url} failed {failed} of {total} requests ({first_error}); "
+            "nothing of them was stored: rerun once it answers"
+        )
+        self.base_url = base_url
+
+
 @dataclass(frozen=True)
 class ChatReply:
     text: str | None  # the assistant message's content ("" when the server sent none); None on error
@@ -46,6 +61,8 @@ class ChatReply:
     tokens_out: int = 0
     reasoning: str | None = None  # `reasoning_content` (vLLM / SGLang reasoning parsers), apart from `text`
     unreachable: bool = False  # the last attempt could not connect at all
+    # the error is the server's (see ModelServerError), not an answer about this request
+    server_failed: bool = False
 
 
 def check_reachable(endpoint: ChatServerConfig, hint: str = "") -> None:
@@ -96,7 +113,7 @@ def _read_reply(response: httpx.Response) -> ChatReply:
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         tokens_in, tokens_out = _usage(body)
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        return ChatReply(None, f"malformed response: {exc}")
+        return ChatReply(None, f"malformed response: {type(exc).__name__}: {exc}", server_failed=True)
     return ChatReply(text, None, tokens_in, tokens_out, reasoning)
 
 
@@ -160,7 +177,7 @@ def post_chat(
                         return _read_stream(response, on_token)
                     response.read()
         except _StreamBroken as exc:
-            return ChatReply(None, str(exc))
+            return ChatReply(None, str(exc), server_failed=True)
         except httpx.TimeoutException:
             error = f"timeout after {endpoint.timeout_s:g}s"
             continue
@@ -174,9 +191,11 @@ def post_chat(
             error = f"HTTP {response.status_code}: {response.text[:200]}"
             continue
         if response.status_code != 200:  # 400, 401, 404...: retrying the same request cannot help
-            return ChatReply(None, f"HTTP {response.status_code}: {response.text[:200]}")
+            failed = f"HTTP {response.status_code}: {response.text[:200]}"
+            return ChatReply(None, failed, server_failed=response.status_code in CONFIG_STATUS)
         return _read_reply(response)
-    return ChatReply(None, f"{error} ({endpoint.retries + 1} attempts)", unreachable=unreachable)
+    attempts = f"{error} ({endpoint.retries + 1} attempts)"
+    return ChatReply(None, attempts, unreachable=unreachable, server_failed=True)
 
 
 def post_all(endpoint: ChatServerConfig, items: Sequence[T], payload: Callable[[T], dict[str, Any]]) -> list[ChatReply]:
