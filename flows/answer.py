@@ -23,8 +23,9 @@ from interleaf.retrieve.stage import RetrieveStage
 from interleaf.stage import Stage, StageInput
 from tasks.context import RunContext
 from tasks.stage_task import LazyTables, Plan, UnitResult, run_unit
-from tasks.units import corpus_digest
+from tasks.units import corpus_digest, corpus_units
 from warehouse import Warehouse
+from warehouse.store import StageState
 
 
 def answer_stages(
@@ -48,12 +49,21 @@ def answer_stages(
     ]
 
 
-def answer_plan(wh: Warehouse, settings: Settings, generate: bool = True, **options: Any) -> Plan:
-    """The ingest stages (whose stored outputs the query stages read) and the query stages."""
+def answer_plan(
+    wh: Warehouse,
+    settings: Settings,
+    generate: bool = True,
+    state: dict[str, StageState] | None = None,
+    **options: Any,
+) -> Plan:
+    """The ingest stages (whose stored outputs the query stages read) and the query stages, over
+    the documents published in `state` (the published state read once for a whole run; None:
+    read now)."""
     ingest = Plan.of(ingest_stages(settings))
-    given = ingest.fingerprints | {"corpus": corpus_digest(wh, ingest)}
+    documents = corpus_units(wh, ingest, state)
+    given = ingest.fingerprints | {"corpus": corpus_digest(ingest, documents)}
     stages = answer_stages(settings, generate, **options)
-    return Plan(ingest.stages + stages, given | Plan.of(stages, given).fingerprints)
+    return Plan(ingest.stages + stages, given | Plan.of(stages, given).fingerprints, documents)
 
 
 def query_stages(plan: Plan) -> list[Stage]:

@@ -75,7 +75,8 @@ def run_queries(
     # one loaded index for every variant and scope: they search the same corpus
     plan_options.setdefault("indexes", IndexHolder())
     configured = {(v.name, scope): _configure(settings, v, scope) for v in variants for scope in scopes}
-    plans = {key: answer_plan(wh, s, key[0] == FULL.name, **plan_options) for key, s in configured.items()}
+    state = wh.current()  # one read: every plan of this run searches the same published snapshot
+    plans = {key: answer_plan(wh, s, key[0] == FULL.name, state, **plan_options) for key, s in configured.items()}
     first = next(iter(plans.values()))
     check_ingested(wh, first)
     qset = scoped_question_set(qset, catalog or DocumentCatalog.of(wh), scopes)
@@ -112,7 +113,7 @@ def check_ingested(wh: Warehouse, plan: Plan) -> None:
     """Refuse to answer over a corpus the current configuration has not ingested: with nothing
     stored under its fingerprints, retrieval would search an empty index and say nothing about it.
     An ingest running now does not stop questions: they read what the last ingest published."""
-    if corpus_units(wh, plan):
+    if plan.corpus if plan.corpus is not None else corpus_units(wh, plan):
         return
     if published_documents(wh) == set():
         raise InterleafError("no document is ingested: run `interleaf ingest PATH...`")

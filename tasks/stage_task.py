@@ -45,8 +45,12 @@ class Plan:
     """The stages of one flow, in dependency order, with their fingerprints. (A plain class: Prefect
     builds a schema of every flow parameter's type, and a Protocol-typed dataclass field has none.)"""
 
-    def __init__(self, stages: list[Stage], fingerprints: dict[str, str]) -> None:
+    def __init__(self, stages: list[Stage], fingerprints: dict[str, str], corpus: Sequence[str] | None = None) -> None:
         self.stages, self.fingerprints = stages, fingerprints
+        # the documents its query stages read, fixed when the plan was made from one read of the
+        # published state: an ingest publishing meanwhile cannot give one stage A and the next B.
+        # None: each read takes the published snapshot of that moment.
+        self.corpus = tuple(corpus) if corpus is not None else None
 
     @classmethod
     def of(cls, stages: Sequence[Stage], given: dict[str, str] | None = None, root: Path = SOURCE_ROOT) -> Plan:
@@ -73,7 +77,9 @@ def read_input(wh: Warehouse, plan: Plan, stage: Stage, unit: str, table: str) -
     if not producers:
         raise ValueError(f"stage {stage.name}: no stage of this flow writes its input {table!r}")
     parts = []
-    corpus = corpus_units(wh, plan) if any(p.unit != stage.unit for p in producers) else []
+    corpus: Sequence[str] = []
+    if any(p.unit != stage.unit for p in producers):
+        corpus = plan.corpus if plan.corpus is not None else corpus_units(wh, plan)
     for producer in producers:
         fp = plan.fingerprints[producer.name]
         units = [unit] if producer.unit == stage.unit else corpus

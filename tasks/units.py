@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from interleaf import progress
@@ -129,11 +129,12 @@ def _legacy_documents(wh: Warehouse, state: dict[str, StageState]) -> set[str]:
     return found
 
 
-def corpus_units(wh: Warehouse, plan: Plan) -> list[str]:
+def corpus_units(wh: Warehouse, plan: Plan, state: dict[str, StageState] | None = None) -> list[str]:
     """What a query stage searches: the published documents that every document stage of `plan`
     has committed under its fingerprint. Parts an ingest running now writes are not published
-    yet, so a question asked meanwhile reads the snapshot the last ingest left."""
-    shown = published_documents(wh)
+    yet, so a question asked meanwhile reads the snapshot the last ingest left. `state`: the
+    published state already read, else it is read now."""
+    shown = published_documents(wh, state)
     units: set[str] | None = shown
     for stage in plan.stages:
         if stage.unit == "document":
@@ -142,10 +143,10 @@ def corpus_units(wh: Warehouse, plan: Plan) -> list[str]:
     return sorted(units or ())
 
 
-def corpus_digest(wh: Warehouse, plan: Plan) -> str:
+def corpus_digest(plan: Plan, documents: Sequence[str]) -> str:
     """Names what a query stage searches: the corpus's documents and the fingerprints they are under."""
     state = {
-        "documents": corpus_units(wh, plan),
+        "documents": sorted(documents),
         "fingerprints": [plan.fingerprints[s.name] for s in plan.stages if s.unit == "document"],
     }
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
