@@ -14,7 +14,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
-from interleaf.errors import InterleafError
+from interleaf.errors import InterleafError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.stage import ParseStage, SourceFile
@@ -25,6 +25,7 @@ from tasks.stage_task import Plan, UnitResult, publish, run_unit
 from warehouse.store import INGEST_GROUP
 
 GROUP = INGEST_GROUP
+UNWRITABLE = "unwritable"  # a unit's status when a warehouse write failed: the ingest stops, unpublished
 
 
 def ingest_stages(settings: Settings) -> list[Stage]:
@@ -51,7 +52,10 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
         on_result=lambda pages: progress.advance(len(pages)),
         limits=PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic(), limits.max_worker_mb),
     )
-    result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=mapper if stage == "parse" else map)
+    try:
+        result = run_unit(ctx, plan, stage, unit, source, path, mapper if stage == "parse" else map)
+    except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
+        return UnitResult(stage, unit, UNWRITABLE, reason=str(exc))
     progress.unit_done(Path(path).name, result, started)
     return result
 
@@ -78,12 +82,20 @@ def ingest_flow(ctx: RunContext, plan: Plan, files: dict[str, str], change: Docu
         if isinstance(s, IndexStage)
     }
     collect(indexed)
-    if interrupt.requested():
+    if interrupt.requested() or unwritable(results):  # the views stay on the last finished ingest
         return results
-    publish(ctx, plan, GROUP, units=change.apply)
+    try:
+        publish(ctx, plan, GROUP, units=change.apply)
+    except WarehouseWriteError as exc:
+        return [*results, UnitResult("publish", GROUP, UNWRITABLE, reason=str(exc))]
     if failures:
         raise IngestError(failures)
     return results
+
+
+def unwritable(results: list[UnitResult]) -> str | None:
+    """Why the warehouse could not be written (a full disk), when a unit or the publish found so."""
+    return next((r.reason for r in results if r.status == UNWRITABLE), None)
 
 
 def _collector(results: list[UnitResult], failures: list[tuple[str, BaseException]]) -> Callable[[dict], list[str]]:

@@ -12,6 +12,7 @@ Layout: `<table>/<fingerprint>/<unit>.parquet`; rejects under the stage's own fi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -23,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf import interrupt
-from interleaf.errors import DocumentError, StageError
+from interleaf.errors import DocumentError, StageError, WarehouseWriteError
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
 from tasks.context import RunContext
 from warehouse import Warehouse, schemas
@@ -290,6 +291,9 @@ def run_unit(
             )
             out = stage.run(given)
             break
+        except WarehouseWriteError as exc:  # the disk, not the unit: no retry, the command stops
+            _fail_if_room(ledger, record, exc)
+            raise
         except interrupt.Interrupted:
             ledger.finish(record, "interrupted")
             raise
@@ -317,7 +321,11 @@ def run_unit(
             ledger.fail(record, exc)
             raise StageError(stage.name, unit, exc) from exc
 
-    _write(wh, stage, fp, unit, out, rejects_table(stage, fp, ctx, unit, out.rejects, path))
+    try:
+        _write(wh, stage, fp, unit, out, rejects_table(stage, fp, ctx, unit, out.rejects, path))
+    except WarehouseWriteError as exc:
+        _fail_if_room(ledger, record, exc)
+        raise
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
     return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
@@ -328,6 +336,13 @@ def _cut_short(ledger: Ledger, record: RunRecord, exc: Exception) -> interrupt.I
     unit, a model server gone): the unit is abandoned, not failed."""
     ledger.finish(record, "interrupted")
     return interrupt.Interrupted(f"{record.stage} cut short: {exc}")
+
+
+def _fail_if_room(ledger: Ledger, record: RunRecord, exc: WarehouseWriteError) -> None:
+    """The unit's ledger row says `failed` when there is room for it; else it stays `running` and
+    the next command's start closes it (`close_dead_runs`)."""
+    with contextlib.suppress(WarehouseWriteError):
+        ledger.fail(record, exc)
 
 
 def _write(wh: Warehouse, stage: Stage, fp: str, unit: str, out: StageOutput, rejects: pa.Table) -> None:
