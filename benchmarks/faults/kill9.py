@@ -20,6 +20,7 @@ import random
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,6 +219,12 @@ def run(ctx: FaultContext) -> Outcome:
             failures.append(f"case {i} ({landed[-1]}): {'; '.join(problems)}")
         else:
             survived += 1
+        # a long run shows where it is
+        print(
+            f"  kill9 case {i}: {landed[-1]}; rerun {result.seconds:.0f} s; {'; '.join(problems) or 'ok'}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     detail = (
         f"{len(DOCS)} docs, reference {reference_s:.0f} s, {n_files} files; rerun median "
