@@ -5,8 +5,8 @@ appears in its warehouse is timed. Each case then starts the same ingest in a fr
 kills its whole process group (the command, its page workers; Prefect's server, in a session of
 its own, watches the command and follows it) at a point drawn with `random.Random(seed)`: after a
 random count of the reference's files has appeared (the warehouse polled every few milliseconds),
-or at a random time within the reference's duration. So kills land mid-parse, mid-describe,
-mid-index, between a temporary write and its rename, and around the publish. The same command is
+or at a random time within the reference's run, counted from the file before it. So kills land
+mid-parse, mid-describe, mid-index, between a temporary write and its rename, around the publish. The same command is
 then run again to completion; it must end with the reference's rows (no row lost, none added), no
 `running` ledger row, and no process of the killed command alive. At full size two cases also
 kill the rerun once before the last run (compounded kills).
@@ -42,18 +42,16 @@ GONE_WITHIN_S = 5.0  # the workers and the Prefect server watch the command twic
 
 @dataclass(frozen=True)
 class KillPoint:
-    """Kill once `files` of the reference's files have appeared, or `seconds` after the start."""
+    """Kill `after_s` seconds after the `files`-th of the reference's files appeared (0: after the
+    start), and at the latest when the next one appears: a point inside a long step (start-up, a
+    page's parse, a model load) is reached whatever the machine's speed that day, and a kill never
+    falls past the ingest's end for want of a clock that ran slower for the reference."""
 
-    files: int | None = None
-    seconds: float | None = None
-
-    def reached(self, seen: int, elapsed: float) -> bool:
-        if self.files is not None:
-            return seen >= self.files
-        return elapsed >= (self.seconds or 0.0)
+    files: int
+    after_s: float = 0.0
 
     def __str__(self) -> str:
-        return f"at file {self.files}" if self.files is not None else f"at {self.seconds:.1f} s"
+        return f"at file {self.files}" + (f" + {self.after_s:.1f} s" if self.after_s else "")
 
 
 @dataclass(frozen=True)
@@ -101,8 +99,12 @@ def timeline(root: Path, proc: subprocess.Popen[str]) -> tuple[list[tuple[float,
 
 def kill_at(root: Path, proc: subprocess.Popen[str], point: KillPoint, of: int) -> Kill:
     started = time.monotonic()
+    since = started if point.files == 0 else None  # when the point's file appeared
     while proc.poll() is None:
-        if point.reached(len(warehouse_files(root)), time.monotonic() - started):
+        seen = len(warehouse_files(root))
+        if since is None and seen >= point.files:
+            since = time.monotonic()
+        if seen > point.files or (since is not None and time.monotonic() - since >= point.after_s):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             break
@@ -163,15 +165,17 @@ def left_alive(pgid: int, root: Path) -> list[str]:
         time.sleep(0.1)
 
 
-def kill_points(rng: random.Random, n: int, reference_files: int, reference_s: float) -> list[KillPoint]:
-    """Half by files written (the later stages, the publish), half by time (start-up, long steps)."""
+def kill_points(rng: random.Random, n: int, events: list[tuple[float, str]]) -> list[KillPoint]:
+    """Half on a file written (the later stages, the publish), half at a time drawn within the
+    reference's run before its last file (start-up, long steps), placed after the file before it."""
     points = []
     for i in range(n):
         if i % 2 == 0:
-            points.append(KillPoint(files=rng.randint(1, reference_files - 1)))
+            points.append(KillPoint(rng.randint(1, len(events) - 1)))
         else:
-            # not past 0.8: a case run while the machine is quieter than for the reference ends sooner
-            points.append(KillPoint(seconds=round(rng.uniform(0.05, 0.8) * reference_s, 2)))
+            at = rng.uniform(0.0, events[-1][0])
+            k = sum(1 for t, _ in events if t <= at)
+            points.append(KillPoint(k, round(at - (events[k - 1][0] if k else 0.0), 2)))
     rng.shuffle(points)
     return points
 
@@ -190,14 +194,14 @@ def run(ctx: FaultContext) -> Outcome:
     reference = contents(reference_root)
     n_files = len(events)
 
-    points = kill_points(rng, KILLS[ctx.size], n_files, reference_s)
+    points = kill_points(rng, KILLS[ctx.size], events)
     compounded = set(rng.sample(range(len(points)), COMPOUNDED[ctx.size]))
     survived, lost, failures, landed, reruns = 0, 0, [], [], []
     for i, point in enumerate(points):
         root = ctx.scratch(f"case-{i:02d}") / "warehouse"
         kills, problems = [], []
-        # the rerun killed too in a compounded case, at a time drawn the same way
-        again = [KillPoint(seconds=round(rng.uniform(0.05, 0.8) * reference_s, 2))] if i in compounded else []
+        # the rerun killed too in a compounded case, at a point drawn the same way
+        again = kill_points(rng, 1, events) if i in compounded else []
         for at in [point, *again]:
             killed = spawn(root, *args)
             kills.append(kill_at(root, killed, at, n_files))
