@@ -14,7 +14,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from interleaf import interrupt, progress
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
-from interleaf.errors import InterleafError, StageError
+from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.stage import ParseStage, SourceFile
@@ -25,6 +25,7 @@ from tasks.stage_task import Plan, UnitResult, publish, run_unit
 from warehouse.store import INGEST_GROUP
 
 GROUP = INGEST_GROUP
+UNWRITABLE = "unwritable"  # a unit's status when a warehouse write failed: the ingest stops, unpublished
 
 
 def ingest_stages(settings: Settings) -> list[Stage]:
@@ -47,6 +48,8 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
     pages = mapper if stage == "parse" else map
     try:
         result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
+    except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
+        return UnitResult(stage, unit, UNWRITABLE, reason=str(exc))
     except StageError as exc:
         if not isinstance(exc.__cause__, InterleafError):
             raise  # a bug: its traceback belongs in the log
@@ -81,13 +84,21 @@ def ingest_flow(
         if isinstance(s, IndexStage)
     }
     collect(indexed)
-    if interrupt.requested():
+    if interrupt.requested() or unwritable(results):  # the views stay on the last finished ingest
         return results, failures
     # a document a stage failed on (a model server down, a bug) is not added to the views half-done:
     # its parse rows without their descriptions or index; a rerun adds it whole
     unfinished = frozenset(files[path] for path, _ in failures if path in files)
-    publish(ctx, plan, GROUP, units=DocumentChange(change.added - unfinished, change.dropped).apply)
+    try:
+        publish(ctx, plan, GROUP, units=DocumentChange(change.added - unfinished, change.dropped).apply)
+    except WarehouseWriteError as exc:
+        return [*results, UnitResult("publish", GROUP, UNWRITABLE, reason=str(exc))], failures
     return results, failures
+
+
+def unwritable(results: list[UnitResult]) -> str | None:
+    """Why the warehouse could not be written (a full disk), when a unit or the publish found so."""
+    return next((r.reason for r in results if r.status == UNWRITABLE), None)
 
 
 def _collector(results: list[UnitResult], failures: list[tuple[str, str]]) -> Callable[[dict], list[str]]:

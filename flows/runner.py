@@ -147,7 +147,7 @@ def run_ingest(
     root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
 ) -> IngestReport:
     """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
-    from flows.ingest import GROUP, ingest_flow, ingest_stages
+    from flows.ingest import GROUP, ingest_flow, ingest_stages, unwritable
 
     started = time.perf_counter()
     wh = Warehouse(root)
@@ -188,6 +188,11 @@ def run_ingest(
     finally:
         bar.close()
         progress.set_current(None)
+    if (reason := unwritable(report.results)) and not interrupt.requested():
+        raise InterleafError(
+            f"{reason}; nothing was published, the views still show the last ingest; "
+            "free some space and run the same command again"
+        )
     _refresh_catalog(wh, report)
     return _finish(report, wh, plan, started)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from interleaf import interrupt
 from interleaf.cli_app import app, console, fail, out, print_query_run, state, write_text_atomic
-from interleaf.cli_output import answer_json, answers_table
+from interleaf.cli_output import answer_json, answers_table, error_line
 from interleaf.errors import InterleafError, ReadOnlyQueryError
 from interleaf.questions.stage import read_question_file
 
@@ -248,11 +249,21 @@ def serve_api(
 from interleaf import cli_eval, cli_warehouse  # noqa: E402, F401  isort: skip
 
 
+# a file that cannot be written for want of room is the machine's state, not a bug: one line, no traceback
+FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
+
+
 def run() -> None:
     started = time.perf_counter()
     try:
         with interrupt.handling():
             app()
+    except OSError as exc:
+        if exc.errno not in FULL_DISK:
+            raise
+        message = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+        console.print(error_line(Exception(message)), soft_wrap=True)
+        raise SystemExit(1) from None
     finally:
         if os.environ.get("INTERLEAF_TIMING"):
             print(f"[interleaf] {time.perf_counter() - started:.2f}s", file=sys.stderr)

@@ -52,3 +52,15 @@ class CorruptPartError(InterleafError):
         super().__init__(f"corrupt part {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class WarehouseWriteError(InterleafError, OSError):
+    """A warehouse file could not be written (a full disk, a quota, a read-only mount). Not one
+    document's fault: every write after it would fail the same way, so the command stops and
+    publishes nothing. An OSError still (errno kept), for callers that judge by errno."""
+
+    def __init__(self, path: object, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause), str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"

@@ -12,6 +12,7 @@ Layout: `<table>/<fingerprint>/<unit>.parquet`; rejects under the stage's own fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -22,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf import interrupt, progress
-from interleaf.errors import CorruptPartError, DocumentError, InterleafError, StageError
+from interleaf.errors import CorruptPartError, DocumentError, InterleafError, StageError, WarehouseWriteError
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
 from tasks.context import RunContext
 from tasks.units import corpus_units, documents_after, eligible, is_done, unit_rejected_part
@@ -200,6 +201,9 @@ def run_unit(
             )
             out = stage.run(given)
             break
+        except WarehouseWriteError as exc:  # the disk, not the unit: no retry, the command stops
+            _fail_if_room(ledger, record, exc)
+            raise
         except interrupt.Interrupted:
             ledger.finish(record, "interrupted")
             raise
@@ -230,7 +234,11 @@ def run_unit(
             ledger.fail(record, exc)
             raise StageError(stage.name, unit, exc) from exc
 
-    _write(wh, stage, fp, unit, out, rejects_table(stage, fp, ctx, unit, out.rejects, path))
+    try:
+        _write(wh, stage, fp, unit, out, rejects_table(stage, fp, ctx, unit, out.rejects, path))
+    except WarehouseWriteError as exc:
+        _fail_if_room(ledger, record, exc)
+        raise
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
     return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
@@ -250,6 +258,13 @@ def _cut_short(ledger: Ledger, record: RunRecord, exc: Exception) -> interrupt.I
     unit, a model server gone): the unit is abandoned, not failed."""
     ledger.finish(record, "interrupted")
     return interrupt.Interrupted(f"{record.stage} cut short: {exc}")
+
+
+def _fail_if_room(ledger: Ledger, record: RunRecord, exc: WarehouseWriteError) -> None:
+    """The unit's ledger row says `failed` when there is room for it; else it stays `running` and
+    the next command's start closes it (`close_dead_runs`)."""
+    with contextlib.suppress(WarehouseWriteError):
+        ledger.fail(record, exc)
 
 
 def _write(wh: Warehouse, stage: Stage, fp: str, unit: str, out: StageOutput, rejects: pa.Table) -> None:

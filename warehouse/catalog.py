@@ -125,6 +125,7 @@ def write_catalog_file(wh: Warehouse) -> Path:
     `interleaf sql` are unaffected, and the caller reports the catalog as stale."""
     path = wh.root / "catalog.duckdb"
     tmp = wh.root / f".catalog.duckdb.tmp-{os.getpid()}-{id(wh)}"
+    wal = tmp.with_name(f"{tmp.name}.wal")
     try:
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(str(tmp))
@@ -133,9 +134,14 @@ def write_catalog_file(wh: Warehouse) -> Path:
                 con.execute(view_sql(wh, table))
         finally:
             con.close()
+        # DuckDB's close folds its log into the file, and on a full disk fails without a word:
+        # the log left behind means the file lacks the views
+        if wal.exists():
+            raise OSError(f"DuckDB could not write the views into the file (its log {wal.name} is left)")
         tmp.replace(path)
     except (duckdb.Error, OSError) as exc:
         tmp.unlink(missing_ok=True)
+        wal.unlink(missing_ok=True)
         raise CatalogError(
             f"{path}: not updated ({type(exc).__name__}: {exc}); `interleaf sql` still sees every table"
         ) from exc

@@ -2,7 +2,7 @@
 
 Each row names the process (pid, host) that writes it. A row left `running` by a process that is
 gone (killed, or stopped before it could close its rows) is rewritten `interrupted` by the next
-command that runs a flow or shows the ledger (`close_dead_runs`).
+command that runs a flow or shows the ledger (`close_dead_runs`), once there is room to write it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 import psutil
 import pyarrow as pa
 
+from interleaf.errors import WarehouseWriteError
 from warehouse import schemas
 from warehouse.store import Warehouse
 
@@ -136,6 +137,9 @@ def close_dead_runs(wh: Warehouse) -> int:
             continue
         part = Path(row.pop("filename")).stem
         row |= {"status": "interrupted", "ended_at": now()}
-        wh.write_part("runs", LEDGER, part, pa.Table.from_pylist([row], schema=schemas.RUNS))
+        try:
+            wh.write_part("runs", LEDGER, part, pa.Table.from_pylist([row], schema=schemas.RUNS))
+        except WarehouseWriteError:  # a full disk: tidying waits for room, the command goes on
+            break
         closed += 1
     return closed

@@ -28,6 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from interleaf.errors import WarehouseWriteError
 from warehouse import parts, schemas
 
 DEFAULT_ROOT = "warehouse/data"
@@ -42,16 +43,21 @@ def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `data` to `path` whole or not at all. A failed write (no space left, say) leaves no
+    temporary behind and raises WarehouseWriteError naming `path`: the user's error line."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        raise WarehouseWriteError(path, exc) from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
