@@ -15,7 +15,7 @@ from benchmarks.faults.common import FaultContext
 from benchmarks.faults.fuzz_specials import SPECIALS
 from tests.conftest import sql_rows
 
-# What each special's reject must name: the bomb's page runs past its time (4 GiB to inflate at
+# What each special's reject must begin with: the bomb's page runs past its time (16 GiB to inflate at
 # every pass), the nesting overflows MuPDF's stack, the loop is a cycle, the pages are too many.
 SPECIAL_REASONS = {
     "bomb": rf"page 1: ran past {fuzz_pdfs.PAGE_TIMEOUT_S} s a page; its worker was killed",
@@ -37,7 +37,7 @@ def test_fuzzed_pdfs_end_as_quotes_or_rejects_with_reasons_and_the_batch_goes_on
     for special, pattern in SPECIAL_REASONS.items():
         name = f"special-{special}.pdf"
         reasons = [r["reason"] for r in rejects if Path(r["path"]).name == name]
-        assert any(re.fullmatch(pattern, reason) for reason in reasons), f"{name}: {reasons}"
+        assert any(re.match(pattern, reason) for reason in reasons), f"{name}: {reasons}"
     # the loop's first page is readable and kept; the bomb, the nesting and the 10,000 pages give nothing
     quoted = {
         r["name"]
