@@ -27,6 +27,10 @@ class DocumentError(InterleafError):
         self.reason = reason
         self.doc_id = doc_id
 
+    def __reduce__(self) -> tuple[type, tuple[str, str, str | None]]:
+        # raised in a page worker, it is pickled back to the parent: by its arguments, not its message
+        return (type(self), (self.path, self.reason, self.doc_id))
+
 
 class StageError(InterleafError):
     """An unexpected failure inside a stage, tagged with the document or quote it hit."""

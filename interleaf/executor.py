@@ -69,10 +69,12 @@ atexit.register(shutdown_pools)
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    pool.shutdown(wait=False, cancel_futures=True)
     # ProcessPoolExecutor has no public way to stop busy workers before Python 3.14
-    # (terminate_workers); its `_processes` maps pid -> Process.
-    for process in list((pool._processes or {}).values()):
+    # (terminate_workers); its `_processes` maps pid -> Process, and shutdown() sets it to None:
+    # taken after, it killed nothing, and a hung page ran on (and held the command's exit).
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
         process.kill()
 
 

@@ -4,14 +4,15 @@ once and parsing its pages with the backend's page function."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pymupdf
 
-from interleaf.parse.protocol import Lost, PageMap, PageResult, ParsedPage, ParsedQuote
-from interleaf.pdf.document import open_pdf
+from interleaf.parse.protocol import Lost, PageMap, PageRejected, PageResult, ParsedPage, ParsedQuote
+from interleaf.pdf.document import MUPDF_ERRORS, mupdf_errors, open_pdf
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).
 # It must be a module-level function: jobs are pickled to worker processes.
@@ -36,13 +37,31 @@ def page_chunks(page_count: int, size: int) -> list[tuple[int, ...]]:
     return [tuple(range(start, min(start + size, page_count))) for start in range(0, page_count, size)]
 
 
-def run_chunk(job: ChunkJob) -> list[PageResult]:
+def run_chunk(job: ChunkJob) -> list[PageResult | PageRejected]:
     """Module-level so a process pool can run it."""
     doc = open_pdf(job.pdf, job.name)
     try:
-        return [job.parse_page(doc[i], arg) for i, arg in zip(job.pages, job.page_args, strict=True)]
+        return [_run_page(doc, i, arg, job.parse_page) for i, arg in zip(job.pages, job.page_args, strict=True)]
     finally:
         doc.close()
+
+
+_CODE = re.compile(r"^code=\d+: ")  # MuPDF's error number, before its message
+
+
+def _run_page(doc: pymupdf.Document, page_idx: int, arg: Any, parse_page: PageFunction) -> PageResult | PageRejected:
+    """One page, or why it is rejected: MuPDF could not read it (its exception is turned into a
+    reason here, in the worker: MuPDF's exceptions cannot be pickled back to the parent, and one
+    would fail the whole document), or it gave nothing and MuPDF reported errors on the way (a
+    damaged page read as empty would otherwise be stored as a blank page, silently)."""
+    mupdf_errors()  # forget what earlier pages reported
+    try:
+        result = parse_page(doc[page_idx], arg)
+    except MUPDF_ERRORS as exc:
+        return PageRejected(page_idx, f"damaged page, cannot be parsed: {_CODE.sub('', str(exc))}")
+    if not result.quotes and (errors := mupdf_errors()):
+        return PageRejected(page_idx, f"damaged page, nothing could be read: {errors}")
+    return result
 
 
 @dataclass
@@ -54,8 +73,11 @@ class ParsedPages:
     page_rejects: list[tuple[int, str]] = field(default_factory=list)  # (page_idx, reason)
     range_rejects: list[str] = field(default_factory=list)  # reasons naming a run of pages
 
-    def add(self, results: list[PageResult]) -> None:
+    def add(self, results: list[PageResult | PageRejected]) -> None:
         for result in results:
+            if isinstance(result, PageRejected):
+                self.page_rejects.append((result.page_idx, result.reason))
+                continue
             self.pages.append(result.page)
             self.quotes.extend(result.quotes)
 

@@ -69,6 +69,14 @@ class PageResult:
     quotes: list[ParsedQuote]
 
 
+@dataclass(frozen=True)
+class PageRejected:
+    """In place of a PageResult: a page the parser could not read, and why."""
+
+    page_idx: int
+    reason: str
+
+
 class Parser(Protocol):
     name: str
 

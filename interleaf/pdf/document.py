@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pymupdf
 
 from interleaf.errors import DocumentError
@@ -12,6 +14,20 @@ pymupdf.TOOLS.mupdf_display_warnings(False)
 # What MuPDF raises for bytes it cannot read: its own error classes, FileDataError (a RuntimeError)
 # from the document wrapper, ValueError for empty or malformed image data.
 MUPDF_ERRORS: tuple[type[Exception], ...] = (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
+
+
+# A MuPDF warning that says something was not read ("format error: ...", "cannot load object ..."),
+# as opposed to one that says it was repaired or ignored on the way.
+_ERROR = re.compile(r"error|cannot|failed|overflow", re.IGNORECASE)
+
+
+def mupdf_errors(limit: int = 3) -> str:
+    """The distinct errors MuPDF reported (as warnings) since the last call, in one line, and
+    forget them: MuPDF recovers from most damage by skipping what it cannot read, saying so only there."""
+    lines = pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines()
+    errors = list(dict.fromkeys(line.strip() for line in lines if _ERROR.search(line)))
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return "; ".join(errors[:limit]) + more
 
 
 def open_pdf(data: bytes, name: str) -> pymupdf.Document:

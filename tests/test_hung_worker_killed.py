@@ -1,0 +1,49 @@
+"""A page that runs past `page_timeout_s` has its worker killed, as its reject says: before, the
+pool's worker map was read after `shutdown()` had dropped it, nothing was killed, and the hung
+page (the fuzz fault's decompression bomb: minutes a pass) ran on and held the command's exit."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from interleaf.executor import PageLimits, page_map, shutdown_pools
+from interleaf.parse.protocol import Lost
+
+
+def sleep_after_naming_the_worker(path: Path) -> int:
+    """Module-level, for the workers: writes its process id, then sleeps far past the limit.
+    (A Path, not a str: an item with a length gets that many times the page timeout.)"""
+    path.write_text(str(os.getpid()))
+    time.sleep(600)
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has exited: only its parent's wait is missing
+
+
+@pytest.fixture
+def fresh_pools() -> None:
+    shutdown_pools()
+    yield
+    shutdown_pools()
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_a_page_past_its_timeout_has_its_worker_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "worker.pid"
+    [result] = page_map(1, limits=PageLimits(item_timeout_s=5))(sleep_after_naming_the_worker, [pid_file])
+    assert isinstance(result, Lost) and result.kind == "hung"
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), f"the hung page's worker {pid} still runs"
