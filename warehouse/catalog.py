@@ -8,7 +8,9 @@ read-only entry point behind `interleaf sql`.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +71,33 @@ def connect(wh: Warehouse, threads: int = 2) -> duckdb.DuckDBPyConnection:
 
 def _damaged_part(wh: Warehouse, table: str) -> CorruptPartError | None:
     """The first part of `table`'s view that is not whole, as the error to show; None if all are."""
-    for path in wh.published_files(table):
+    return damaged_among(wh, wh.published_files(table))
+
+
+def damaged_among(wh: Warehouse, files: Iterable[Path]) -> CorruptPartError | None:
+    for path in files:
         try:
             wh.check_part(path)
         except CorruptPartError as exc:
             advice = "an ingest of its document sets it aside and computes it again"
             return CorruptPartError(path, f"{exc.reason}; {advice}")
     return None
+
+
+# errors of the query itself, not of the data it read: no part is checked for them
+QUERY_ERRORS = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
+
+
+@contextlib.contextmanager
+def naming_damaged_parts(wh: Warehouse, files: Callable[[], Iterable[Path]]) -> Iterator[None]:
+    """DuckDB does not check a part's digest: a query that fails on what it read is told apart
+    from one failing on a damaged part by checking `files`, which are read only then."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if isinstance(exc, QUERY_ERRORS):
+            raise
+        raise (damaged_among(wh, files()) or exc) from exc
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
@@ -94,11 +116,16 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 
 def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     con = connect(wh)
+
+    def every_part() -> Iterator[Path]:
+        return (f for table in schemas.TABLES for f in wh.published_files(table))
+
     try:
         check_read_only(con, sql)
-        result = con.execute(sql)
-        columns = [d[0] for d in result.description] if result.description else []
-        return columns, result.fetchall()
+        with naming_damaged_parts(wh, every_part):
+            result = con.execute(sql)
+            columns = [d[0] for d in result.description] if result.description else []
+            return columns, result.fetchall()
     finally:
         con.close()
 
@@ -111,8 +138,9 @@ def query_stored(wh: Warehouse, table: str, where: str) -> tuple[list[str], list
     con = duckdb.connect(":memory:", config={"threads": 2})
     try:
         sources = ", ".join(sql_literal(f) for f in files)
-        result = con.execute(f"SELECT * FROM read_parquet([{sources}], union_by_name = true) WHERE {where}")
-        return [d[0] for d in result.description], result.fetchall()
+        with naming_damaged_parts(wh, lambda: files):
+            result = con.execute(f"SELECT * FROM read_parquet([{sources}], union_by_name = true) WHERE {where}")
+            return [d[0] for d in result.description], result.fetchall()
     finally:
         con.close()
 
