@@ -12,7 +12,7 @@ import pytest
 from benchmarks.faults import corrupt_parts
 from benchmarks.faults.common import FaultContext
 from interleaf.errors import CorruptPartError
-from warehouse import Warehouse, schemas
+from warehouse import Warehouse, schemas, store
 from warehouse.parts import check, seal
 
 
@@ -84,3 +84,40 @@ def test_damaged_parts_are_refused_on_read_then_set_aside_and_computed_again(tmp
     print(outcome)
     assert outcome.ok, outcome.failures
     assert "1 of 1 refused naming the part" in outcome.detail  # the first case damages a part a question reads
+
+
+def test_a_query_that_fails_on_a_damaged_part_names_it(tmp_path: Path) -> None:
+    """DuckDB reads the views without the digest; where what it read fails it (bad UTF-8 in a
+    flipped string, say), the error names the part instead of DuckDB's message."""
+    import duckdb
+
+    from warehouse.catalog import query
+
+    wh = Warehouse(tmp_path)
+    path = wh.write_part("quotes", "fp", "d", _quotes(40))
+    wh.write_part(
+        "documents",
+        "fp",
+        "d",
+        pa.Table.from_pylist(
+            [{"doc_id": "d", "name": "d.pdf", "path": "/d.pdf", "pages": 10, "bytes": 1, "title": None}],
+            schema=schemas.DOCUMENTS,
+        ),
+    )
+    wh.publish("ingest", {"parse": ("fp", ("documents", "quotes"))})
+    original = path.read_bytes()
+    named = 0
+    for at in range(4, len(original) - 8, 5):  # every 5th byte: the views are built for each query
+        damaged = bytearray(original)
+        damaged[at] ^= 0x80
+        path.unlink()
+        path.write_bytes(bytes(damaged))
+        store._SOUND.clear()  # a part found whole is not checked again by the same process: a new command's view
+        try:
+            query(wh, "select quote_id, text, caption from quotes")
+        except CorruptPartError as exc:
+            assert str(path) in str(exc)
+            named += 1
+        except (duckdb.Error, UnicodeDecodeError) as exc:  # the failure this test is for
+            pytest.fail(f"byte {at}: DuckDB's error reached the caller: {exc}")
+    assert named > 0

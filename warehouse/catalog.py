@@ -9,6 +9,7 @@ read-only entry point behind `interleaf sql`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -60,18 +61,15 @@ def view_sql(wh: Warehouse, table: str) -> str:
 
 def connect(wh: Warehouse, threads: int = 2) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config={"threads": threads})
-    for table in schemas.TABLES:
-        try:
-            con.execute(view_sql(wh, table))
-        except duckdb.Error as exc:  # DuckDB reads each part's footer here: a damaged part fails it
-            con.close()
-            raise (_damaged_part(wh, table) or exc) from exc
+    try:
+        for table in schemas.TABLES:
+            # DuckDB reads each part's footer here: a damaged one can fail it
+            with naming_damaged_parts(wh, functools.partial(wh.published_files, table)):
+                con.execute(view_sql(wh, table))
+    except BaseException:
+        con.close()
+        raise
     return con
-
-
-def _damaged_part(wh: Warehouse, table: str) -> CorruptPartError | None:
-    """The first part of `table`'s view that is not whole, as the error to show; None if all are."""
-    return damaged_among(wh, wh.published_files(table))
 
 
 def damaged_among(wh: Warehouse, files: Iterable[Path]) -> CorruptPartError | None:
@@ -94,7 +92,7 @@ def naming_damaged_parts(wh: Warehouse, files: Callable[[], Iterable[Path]]) -> 
     from one failing on a damaged part by checking `files`, which are read only then."""
     try:
         yield
-    except duckdb.Error as exc:
+    except (duckdb.Error, UnicodeDecodeError) as exc:  # the latter: a flipped string fetched
         if isinstance(exc, QUERY_ERRORS):
             raise
         raise (damaged_among(wh, files()) or exc) from exc
@@ -125,7 +123,7 @@ def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         with naming_damaged_parts(wh, every_part):
             result = con.execute(sql)
             columns = [d[0] for d in result.description] if result.description else []
-            return columns, result.fetchall()
+            return columns, result.fetchall()  # inside: fetching decodes the strings
     finally:
         con.close()
 
