@@ -95,7 +95,10 @@ def naming_damaged_parts(wh: Warehouse, files: Callable[[], Iterable[Path]]) -> 
     except (duckdb.Error, UnicodeDecodeError) as exc:  # the latter: a flipped string fetched
         if isinstance(exc, QUERY_ERRORS):
             raise
-        raise (damaged_among(wh, files()) or exc) from exc
+        damaged = damaged_among(wh, files())
+        if damaged is None:
+            raise
+        raise damaged from exc
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
