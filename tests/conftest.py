@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,3 +93,13 @@ def corpus_warehouse(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> 
     root = tmp_path_factory.mktemp("corpus") / "warehouse"
     first = run_cli(root, "ingest", str(corpus / "docs"), str(corpus / "bad"))
     return IngestedWarehouse(root, first)
+
+
+@pytest.fixture
+def fresh_pools() -> Iterator[None]:
+    """Page-worker pools started by the test itself, and gone after it."""
+    from interleaf.executor import shutdown_pools
+
+    shutdown_pools()
+    yield
+    shutdown_pools()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from interleaf.executor import PageLimits, page_map, shutdown_pools
+from interleaf.executor import PageLimits, page_map
 from interleaf.parse.protocol import Lost
 
 
@@ -28,13 +28,6 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"  # a zombie has exited: only its parent's wait is missing
-
-
-@pytest.fixture
-def fresh_pools() -> None:
-    shutdown_pools()
-    yield
-    shutdown_pools()
 
 
 @pytest.mark.usefixtures("fresh_pools")

@@ -11,7 +11,7 @@ import numpy as np
 import pymupdf
 import pytest
 
-from interleaf.executor import PageLimits, page_map, shutdown_pools
+from interleaf.executor import PageLimits, page_map
 from interleaf.parse.chunks import ChunkJob, run_jobs
 from interleaf.parse.protocol import Lost, PageResult, ParsedPage
 from tests.conftest import run_cli, sql_rows
@@ -116,13 +116,6 @@ def crash_on_page_3(page: pymupdf.Page, arg: object) -> PageResult:
 
 def allocate(megabytes: int) -> int:
     return int(np.ones(megabytes << 20, dtype=np.uint8).sum() >> 20)
-
-
-@pytest.fixture
-def fresh_pools() -> None:
-    shutdown_pools()
-    yield
-    shutdown_pools()
 
 
 @pytest.mark.usefixtures("fresh_pools")
