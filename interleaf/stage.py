@@ -40,6 +40,16 @@ class ContentCache(Protocol):
     def put(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
 
 
+class Checkpoint(Protocol):
+    """What a unit saved of its work before it committed (parse: its pages, range by range), so
+    that a run cut short resumes where it stopped. Per unit and fingerprint; the wrapper drops it
+    once the unit commits."""
+
+    def saved(self, table: str) -> list[pa.Table]: ...
+
+    def save(self, table: str, key: str, data: pa.Table) -> None: ...
+
+
 @dataclass
 class StageInput:
     """One unit's inputs, as the wrapper reads them."""
@@ -55,6 +65,7 @@ class StageInput:
     cache: ContentCache | None = None
     page_map: PageMap = map  # where page-level work runs (parse: a process pool)
     source: Any = None  # what the unit is made from when no table holds it yet (parse: the file)
+    checkpoint: Checkpoint | None = None
 
 
 @dataclass

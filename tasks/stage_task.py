@@ -184,6 +184,7 @@ def run_unit(
         return UnitResult(stage.name, unit, "cached")
 
     ledger.start(record)
+    checkpoint = UnitCheckpoint(wh, fp, unit)
     attempt = 0
     while True:
         try:
@@ -198,6 +199,7 @@ def run_unit(
                 cache=WarehouseCache(wh, stage.name),
                 page_map=page_map,
                 source=source,
+                checkpoint=checkpoint,
             )
             out = stage.run(given)
             break
@@ -210,6 +212,7 @@ def run_unit(
         except DocumentError as exc:  # the unit itself is bad input: a reject, the batch goes on
             rows = rejects_table(stage, fp, ctx, unit, [(None, exc.reason)], path or exc.path)
             wh.write_part("rejects", fp, unit_rejected_part(unit), rows)
+            checkpoint.drop()
             ledger.finish(record, "rejected")
             return UnitResult(stage.name, unit, "rejected", reason=exc.reason)
         except stage.retry_on as exc:
@@ -239,6 +242,7 @@ def run_unit(
     except WarehouseWriteError as exc:
         _fail_if_room(ledger, record, exc)
         raise
+    checkpoint.drop()  # after the commit: a stop before it resumes from the checkpoint
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
     return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
@@ -307,6 +311,38 @@ def publish(
     # applied to the state read under the publish lock: two ingests do not lose each other's documents
     shown = None if units is None else lambda state: documents_after(wh, state, units)
     wh.publish(group, entries, shown)
+
+
+class UnitCheckpoint:
+    """A unit's checkpoint in the warehouse: `<table>/<fingerprint>/<unit>.<key>.parquet`, sealed
+    and schema-checked like any part, never published. A damaged one is set aside and its work
+    done again."""
+
+    def __init__(self, wh: Warehouse, fingerprint: str, unit: str) -> None:
+        self.wh, self.fingerprint, self.unit = wh, fingerprint, unit
+        self.tables: set[str] = set()
+
+    def _parts(self, table: str) -> list[Path]:
+        return sorted((self.wh.root / table / self.fingerprint).glob(f"{self.unit}.*.parquet"))
+
+    def saved(self, table: str) -> list[pa.Table]:
+        self.tables.add(table)
+        found = []
+        for path in self._parts(table):
+            try:
+                found.append(self.wh.read_part(table, self.fingerprint, path.stem))
+            except CorruptPartError as exc:
+                progress.note(f"{exc}; set aside as {self.wh.set_aside(path)}, its work is done again")
+        return found
+
+    def save(self, table: str, key: str, data: pa.Table) -> None:
+        self.tables.add(table)
+        self.wh.write_part(table, self.fingerprint, f"{self.unit}.{key}", data)
+
+    def drop(self) -> None:
+        for table in self.tables:
+            for path in self._parts(table):
+                path.unlink(missing_ok=True)
 
 
 class WarehouseCache:

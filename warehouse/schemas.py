@@ -114,6 +114,38 @@ RUNS = pa.schema(
     ]
 )
 
+# parse stage, its pages as their ranges complete (interleaf/parse/resume.py): one row per page, what
+# the parser gave before the whole-document steps. A checkpoint, not a view: an interrupted parse
+# resumes at the first range missing here, and a document's rows go once its parse commits.
+# Floats are float64 so that a resumed parse stores exactly what an uninterrupted one does.
+PAGE_RESULT_QUOTE = pa.struct(
+    [
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("bbox", pa.list_(pa.float64(), 4), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("text_source", pa.string(), nullable=False),
+        pa.field("caption", pa.string()),
+        pa.field("footnote", pa.string()),
+        pa.field("html", pa.string()),
+        pa.field("furniture", pa.bool_(), nullable=False),
+        pa.field("score", pa.float64()),
+        pa.field("png", pa.binary()),  # the crop, written as a file when the document commits
+    ]
+)
+PAGE_RESULTS = pa.schema(
+    [
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("page_idx", pa.int32(), nullable=False),
+        pa.field("rejected", pa.string()),  # why the page was rejected; the page columns are then null
+        pa.field("width", pa.float64()),
+        pa.field("height", pa.float64()),
+        pa.field("rotation", pa.int16()),
+        pa.field("has_text_layer", pa.bool_()),
+        pa.field("ocr_used", pa.bool_()),
+        pa.field("quotes", pa.list_(PAGE_RESULT_QUOTE), nullable=False),  # in reading order
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "pages": PAGES,
@@ -121,6 +153,7 @@ TABLES: dict[str, pa.Schema] = {
     "sections": SECTIONS,
     "rejects": REJECTS,
     "runs": RUNS,
+    "page_results": PAGE_RESULTS,
 }
 
 

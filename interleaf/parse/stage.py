@@ -12,6 +12,7 @@ import pyarrow as pa
 from interleaf.errors import DocumentError, StageError
 from interleaf.parse.config import LimitsConfig, ParseConfig
 from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
+from interleaf.parse.resume import ResumeCount, resumable
 from interleaf.pdf.document import page_count_and_title
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import PARSE_MODULES
@@ -224,12 +225,21 @@ class ParseStage:
         if reason := over_limits(len(data), lambda: page_count_and_title(data, path.name)[0], self.settings.limits):
             raise DocumentError(source.path, reason, source.doc_id)
         doc = DocumentInput(source.doc_id, path.name, str(path.resolve()), data)
-        out = parse_document(doc, self.parser, given.fingerprint, given.page_map)
+        resumed = ResumeCount()
+        page_map = given.page_map
+        if given.checkpoint is not None:  # each range of pages saved as it ends; a rerun skips those saved
+            page_map = resumable(page_map, given.checkpoint, source.doc_id, resumed)
+        out = parse_document(doc, self.parser, given.fingerprint, page_map)
         return StageOutput(
             {"pages": out.pages, "quotes": out.quotes, "sections": out.sections, "documents": out.documents},
             rejects=out.rejects,
             files=out.files,
-            counts={"pages": out.page_count, "quotes": out.quotes.num_rows, "sections": out.sections.num_rows},
+            counts={
+                "pages": out.page_count,
+                "quotes": out.quotes.num_rows,
+                "sections": out.sections.num_rows,
+                **({"pages from an interrupted run": resumed.pages} if resumed.pages else {}),
+            },
         )
 
 
