@@ -5,6 +5,7 @@ and a page MuPDF skipped was stored as a blank page with no word of why."""
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from pathlib import Path
 
@@ -12,10 +13,15 @@ import pymupdf
 import pytest
 
 from benchmarks.faults.fuzz_specials import deep_nesting, page_tree_loop
+from interleaf.config import load_settings
 from interleaf.errors import DocumentError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.parse.chunks import ChunkJob, run_jobs
 from interleaf.parse.protocol import PageResult, ParsedPage, ParsedQuote
+from interleaf.parse.stage import ParseStage, SourceFile
+from tasks.context import RunContext, new_run_id
+from tasks.stage_task import Plan, run_unit
+from warehouse import Warehouse
 
 
 def text_quotes(page: pymupdf.Page, _: object) -> PageResult:
@@ -74,3 +80,22 @@ def test_a_document_error_raised_in_a_worker_pickles_back_whole() -> None:
         "ab12",
         "a.pdf: damaged PDF, cannot be opened: x",
     )
+
+
+def test_a_document_with_nothing_on_any_page_is_a_reject_not_an_empty_document(tmp_path: Path) -> None:
+    """The full-size fuzz fault found a byte-flipped page that MuPDF repaired into a blank one: the
+    document was stored with no quote and no word of why. Blank pages everywhere are now a reject."""
+    pdf = pymupdf.open()
+    for _ in range(2):
+        pdf.new_page()
+    path = tmp_path / "blank.pdf"
+    pdf.save(path)
+    settings = load_settings()
+    plan = Plan.of([ParseStage(settings.parse)])
+    doc_id = hashlib.sha256(path.read_bytes()).hexdigest()
+    ctx = RunContext(new_run_id(), "ingest", str(tmp_path / "wh"), settings)
+    result = run_unit(ctx, plan, "parse", doc_id, source=SourceFile(str(path), doc_id), path=str(path))
+    assert result.status == "rejected"
+    assert result.reason == "nothing found: no text, figure or table on any of its 2 pages"
+    rejects = Warehouse(tmp_path / "wh").read_table("rejects", plan.fingerprints["parse"]).to_pylist()
+    assert [(r["path"], r["reason"]) for r in rejects] == [(str(path), result.reason)]

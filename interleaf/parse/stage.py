@@ -129,6 +129,18 @@ def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerpr
     )
 
 
+def nothing_found(out: ParseOutput) -> str:
+    """Why a document that gave no quote at all is rejected: its pages were blank as MuPDF read
+    them (a damaged file MuPDF repaired may read so), or rejected (their reasons follow)."""
+    pages = out.documents.column("pages")[0].as_py()
+    reason = f"nothing found: no text, figure or table on any of its {pages} page{'s' if pages != 1 else ''}"
+    reasons = [why for _, why in out.rejects]
+    if reasons:
+        more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+        reason += f" ({len(reasons)} rejected: {'; '.join(reasons[:3])}{more})"
+    return reason
+
+
 def over_limits(size: int, page_count: Callable[[], int], limits: LimitsConfig) -> str | None:
     """Why a file is refused before any page work (`parse.limits.max_file_mb`, `max_pages`), or
     None. `page_count` is called only when the size passes: a huge file is not read to count."""
@@ -230,6 +242,8 @@ class ParseStage:
         if given.checkpoint is not None:  # each range of pages saved as it ends; a rerun skips those saved
             page_map = resumable(page_map, given.checkpoint, source.doc_id, resumed)
         out = parse_document(doc, self.parser, given.fingerprint, page_map)
+        if out.quotes.num_rows == 0:  # stored, it would be a document nothing can be found in, silently
+            raise DocumentError(source.path, nothing_found(out), source.doc_id)
         return StageOutput(
             {"pages": out.pages, "quotes": out.quotes, "sections": out.sections, "documents": out.documents},
             rejects=out.rejects,
