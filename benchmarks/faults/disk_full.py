@@ -25,7 +25,7 @@ from pathlib import Path
 
 from benchmarks.faults.common import REPO, FaultContext, Outcome, interleaf, spawn
 from benchmarks.faults.disk_full_cases import PAGE, Case, CaseResult, Plan, plan_to_json, run_cases
-from benchmarks.faults.kill9 import timeline, warehouse_files
+from benchmarks.faults.kill9 import Writes, timeline, warehouse_files
 
 FAULT = "disk full while writing"
 BASE_DOC = "layoutparser-table-page.pdf"  # the published snapshot: one quick page
@@ -62,18 +62,19 @@ def mount_command(probe: Path) -> list[str] | None:
     return None
 
 
-def fill_levels(events: list[tuple[float, str]], root: Path, rng: random.Random) -> dict[str, tuple[int, str]]:
+def fill_levels(events: list[tuple[float, str]], writes: Writes, rng: random.Random) -> dict[str, tuple[int, str]]:
     """For each target: the bytes the ingest can write before it runs out inside one file of that
-    kind (tmpfs counts whole pages), and that file's pattern for injection."""
-    used, levels = 0, {}
-    written = [(name, -(-(root / name).stat().st_size // PAGE)) for _, name in events if (root / name).exists()]
+    kind (tmpfs counts whole pages), and that file's pattern for injection. The room taken before a
+    file is that of the files written before it and not yet deleted then."""
+    levels = {}
+    written = [(t, name, -(-writes.sizes[name] // PAGE)) for t, name in events if name in writes.sizes]
     for target, pattern in TARGETS.items():
-        matches = [i for i, (name, _) in enumerate(written) if fnmatch.fnmatch(name, pattern)]
+        matches = [i for i, (_, name, _) in enumerate(written) if fnmatch.fnmatch(name, pattern)]
         if not matches:
             continue
         i = rng.choice(matches)
-        used = sum(pages for _, pages in written[:i])
-        name, pages = written[i]
+        at, name, pages = written[i]
+        used = sum(size for _, other, size in written[:i] if writes.gone.get(other, float("inf")) > at)
         exact = f"runs/ledger/*__{name.split('__', 1)[1]}" if name.startswith("runs/ledger/") else name
         levels[target] = ((used + pages // 2) * PAGE, exact)  # mid-file when it spans pages
     return levels
@@ -89,12 +90,13 @@ def run(ctx: FaultContext) -> Outcome:
     shutil.copytree(base, reference)
     new_doc = str(ctx.corpus / "docs" / NEW_DOC)
     proc = spawn(reference, "ingest", new_doc)
-    events, _ = timeline(reference, proc)
+    writes = Writes()
+    events, _ = timeline(reference, proc, writes)
     _, err = proc.communicate()
     if proc.returncode != 0:
         return Outcome(FAULT, 0, 0, 0, "the reference ingest failed", [err.strip()[-500:]])
     before = set(warehouse_files(base))
-    levels = fill_levels([(t, n) for t, n in events if n not in before], reference, rng)
+    levels = fill_levels([(t, n) for t, n in events if n not in before], writes, rng)
 
     command = mount_command(ctx.workdir / "probe")
     mode = "tmpfs" if command else "inject"

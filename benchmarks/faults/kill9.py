@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -83,17 +83,38 @@ def warehouse_files(root: Path) -> list[str]:
     return found
 
 
-def timeline(root: Path, proc: subprocess.Popen[str]) -> tuple[list[tuple[float, str]], float]:
+@dataclass
+class Writes:
+    """What a watched ingest wrote: each file's size when first seen, and when a file was deleted
+    (a document's page range checkpoint goes once its parse commits)."""
+
+    sizes: dict[str, int] = field(default_factory=dict)
+    gone: dict[str, float] = field(default_factory=dict)
+
+
+def timeline(
+    root: Path, proc: subprocess.Popen[str], writes: Writes | None = None
+) -> tuple[list[tuple[float, str]], float]:
     """Watch an ingest to its end: each file with when it first appeared; and how long it ran."""
     started = time.monotonic()
     seen: dict[str, float] = {}
+
+    def look(at: float) -> None:
+        present = set(warehouse_files(root))
+        for name in present - seen.keys():
+            seen[name] = at
+            if writes is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    writes.sizes[name] = (root / name).stat().st_size
+        if writes is not None:
+            for name in seen.keys() - present - writes.gone.keys():
+                writes.gone[name] = at
+
     while proc.poll() is None:
-        for name in warehouse_files(root):
-            seen.setdefault(name, time.monotonic() - started)
+        look(time.monotonic() - started)
         time.sleep(POLL_S)
     seconds = time.monotonic() - started
-    for name in warehouse_files(root):
-        seen.setdefault(name, seconds)
+    look(seconds)
     return sorted((t, n) for n, t in seen.items()), seconds
 
 

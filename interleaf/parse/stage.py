@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from interleaf.errors import DocumentError, StageError
+from interleaf.errors import DocumentError, StageError, WarehouseWriteError
 from interleaf.parse.config import LimitsConfig, ParseConfig
 from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
 from interleaf.parse.resume import ResumeCount, resumable
@@ -130,15 +130,11 @@ def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerpr
 
 
 def nothing_found(out: ParseOutput) -> str:
-    """Why a document that gave no quote at all is rejected: its pages were blank as MuPDF read
-    them (a damaged file MuPDF repaired may read so), or rejected (their reasons follow)."""
+    """Why a document whose every page read as blank, none rejected, is rejected (a damaged file
+    MuPDF repaired may read so). Pages rejected explain themselves: their document is kept with
+    its rejects."""
     pages = out.documents.column("pages")[0].as_py()
-    reason = f"nothing found: no text, figure or table on any of its {pages} page{'s' if pages != 1 else ''}"
-    reasons = [why for _, why in out.rejects]
-    if reasons:
-        more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
-        reason += f" ({len(reasons)} rejected: {'; '.join(reasons[:3])}{more})"
-    return reason
+    return f"nothing found: no text, figure or table on any of its {pages} page{'s' if pages != 1 else ''}"
 
 
 def over_limits(size: int, page_count: Callable[[], int], limits: LimitsConfig) -> str | None:
@@ -154,10 +150,11 @@ def over_limits(size: int, page_count: Callable[[], int], limits: LimitsConfig) 
 
 def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_map: PageMap = map) -> ParseOutput:
     """Parse one document. A DocumentError (bad input) propagates for the caller to record as a
-    reject; anything else is wrapped in a StageError naming the document."""
+    reject, and a WarehouseWriteError (a range of pages saved to a full disk) stops the ingest;
+    anything else is wrapped in a StageError naming the document."""
     try:
         parsed = parser.parse(doc.data, doc.name, page_map)
-    except DocumentError:
+    except (DocumentError, WarehouseWriteError):
         raise
     except Exception as exc:
         raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
@@ -242,7 +239,7 @@ class ParseStage:
         if given.checkpoint is not None:  # each range of pages saved as it ends; a rerun skips those saved
             page_map = resumable(page_map, given.checkpoint, source.doc_id, resumed)
         out = parse_document(doc, self.parser, given.fingerprint, page_map)
-        if out.quotes.num_rows == 0:  # stored, it would be a document nothing can be found in, silently
+        if out.quotes.num_rows == 0 and not out.rejects:  # stored, nothing could be found in it, with no word of why
             raise DocumentError(source.path, nothing_found(out), source.doc_id)
         return StageOutput(
             {"pages": out.pages, "quotes": out.quotes, "sections": out.sections, "documents": out.documents},
