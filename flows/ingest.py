@@ -19,6 +19,7 @@ from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.stage import ParseStage, SourceFile
 from interleaf.stage import Stage
+from tasks.chains import run_chains
 from tasks.context import RunContext
 from tasks.follow import DocumentChange
 from tasks.stage_task import Plan, UnitResult, publish, run_unit
@@ -59,12 +60,16 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
     return result
 
 
-# Two documents in flight keep the page workers busy while one of them is being written.
-@flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=False)
+IN_FLIGHT = 2  # documents begun and not ended: two keep the page workers busy while one is written
+
+
+@flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2 * IN_FLIGHT), log_prints=False)
 def ingest_flow(
     ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange
 ) -> tuple[list[UnitResult], list[tuple[str, str]]]:
     """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
+    Each document's chain (parse -> describe -> its index stages side by side) goes on as soon as
+    its own previous stage ended, with no barrier between documents (tasks/chains.py).
     -> the results, and (path, error) of each document a stage failed on (the batch goes on).
     `change`: the documents the published set gains and loses when this ingest publishes.
     After a stop, units not begun are not run, and nothing is published: the views stay on the
@@ -72,18 +77,22 @@ def ingest_flow(
     interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
     results: list[UnitResult] = []
     failures: list[tuple[str, str]] = []
-    collect = _collector(results, failures)
+    index = [s.name for s in plan.stages if isinstance(s, IndexStage)]
 
-    parsed = {p: stage_task.submit(ctx, plan, "parse", d, p, SourceFile(p, d)) for p, d in files.items()}
-    described = {p: stage_task.submit(ctx, plan, "describe", files[p], p) for p in collect(parsed)}
-    shutdown_pools()  # parsing is over: free the page workers' memory before index loads its models
-    indexed = {
-        (p, s.name): stage_task.submit(ctx, plan, s.name, files[p], p)
-        for p in collect(described)
-        for s in plan.stages
-        if isinstance(s, IndexStage)
-    }
-    collect(indexed)
+    def submit(stage: str, path: str) -> Future:
+        source = SourceFile(path, files[path]) if stage == "parse" else None
+        return stage_task.submit(ctx, plan, stage, files[path], path, source)
+
+    run_chains(
+        list(files),
+        [["parse"], ["describe"], index],
+        submit,
+        ended=_collector(results, failures),
+        in_flight=IN_FLIGHT,
+        halted=lambda: interrupt.requested() or unwritable(results) is not None,
+        # the page workers' models are not held once no document is left to parse (index loads its own)
+        on_first_level_over=shutdown_pools,
+    )
     if interrupt.requested() or unwritable(results):  # the views stay on the last finished ingest
         return results, failures
     # a document a stage failed on (a model server down, a bug) is not added to the views half-done:
@@ -101,26 +110,21 @@ def unwritable(results: list[UnitResult]) -> str | None:
     return next((r.reason for r in results if r.status == UNWRITABLE), None)
 
 
-def _collector(results: list[UnitResult], failures: list[tuple[str, str]]) -> Callable[[dict], list[str]]:
-    """Waits for futures in order; returns the paths whose stage ended ok or cached."""
+def _collector(results: list[UnitResult], failures: list[tuple[str, str]]) -> Callable[[str, Future], bool]:
+    """Takes one unit's outcome into `results` or `failures`; True when its document goes on."""
 
-    def collect(futures: dict[object, Future]) -> list[str]:
-        done = []
-        for key, future in futures.items():
-            path = key[0] if isinstance(key, tuple) else key
-            try:
-                result = future.result()
-            except interrupt.Interrupted:  # stopped: not a failure, and not kept
-                continue
-            except Exception as exc:  # collected: the batch goes on, and the CLI exits 1 at the end
-                failures.append((str(path), f"{type(exc).__name__}: {exc}"))
-                continue
-            if result.status == "failed":
-                failures.append((str(path), result.reason or "failed"))
-                continue
-            results.append(result)
-            if result.status in ("ok", "cached"):
-                done.append(path)
-        return done
+    def ended(path: str, future: Future) -> bool:
+        try:
+            result = future.result()
+        except interrupt.Interrupted:  # stopped: not a failure, and not kept
+            return False
+        except Exception as exc:  # collected: the batch goes on, and the CLI exits 1 at the end
+            failures.append((path, f"{type(exc).__name__}: {exc}"))
+            return False
+        if result.status == "failed":
+            failures.append((path, result.reason or "failed"))
+            return False
+        results.append(result)
+        return result.status in ("ok", "cached")
 
-    return collect
+    return ended

@@ -175,6 +175,25 @@ def test_second_ingest_parses_nothing_and_is_fast(corpus_warehouse: IngestedWare
     assert statuses == [{"status": "cached"}], statuses
 
 
+def test_no_barrier_a_document_is_described_while_another_is_still_parsed(
+    corpus_warehouse: IngestedWarehouse,
+) -> None:
+    """tasks/chains.py: each document's describe starts when its own parse ends. With a barrier
+    (every parse first), no describe could start before the last parse ended; docs/ holds a
+    76-page guide that parses long after the one-page documents beside it."""
+    run_id = corpus_warehouse.first.stdout.split()[1].rstrip(":")
+    this_run = f"from runs where run_id = '{run_id}'"
+    last_parse = f"(select max(ended_at) {this_run} and stage = 'parse')"
+    described = f"{this_run} and stage = 'describe' and status = 'ok'"
+    (row,) = sql_rows(
+        corpus_warehouse.root,
+        f"select (select count(*) {described} and started_at < {last_parse}) as early, "
+        f"(select count(*) {described}) as described",
+    )
+    assert row["described"] >= 10, row
+    assert row["early"] >= 1, row
+
+
 def test_sql_refuses_writes_and_prints_json(corpus_warehouse: IngestedWarehouse) -> None:
     refused = run_cli(corpus_warehouse.root, "sql", "drop view quotes", check=False)
     assert refused.returncode != 0

@@ -1,0 +1,75 @@
+"""Each document's stages as a chain, with no barrier between documents.
+
+A document's next stage is submitted the moment its own previous one ends, and a new document is
+begun the moment one ends; so a 619-page manual holds back nobody else, and describe of one
+document runs while another is parsed. `in_flight` documents at most are begun and not ended:
+their units are all that is ever queued, so a successor never waits behind other documents'
+parses (submitting every parse up front would put it there, which is a barrier again).
+
+A level is a group of stages a document runs side by side (the index stages, one per retriever);
+the next level starts once every stage of this one ended ok.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from prefect.futures import PrefectFuture, as_completed
+
+
+def run_chains(
+    documents: Sequence[str],
+    levels: Sequence[Sequence[str]],
+    submit: Callable[[str, str], PrefectFuture[Any]],
+    ended: Callable[[str, PrefectFuture[Any]], bool],
+    in_flight: int,
+    halted: Callable[[], bool] = lambda: False,
+    on_first_level_over: Callable[[], None] = lambda: None,
+) -> None:
+    """`submit(stage, document)` starts a unit; `ended(document, future)` takes its outcome and says
+    whether the document goes on. Once `halted()` (a stop, a full disk), nothing new is begun: the
+    units running end, and the call returns. `on_first_level_over` is called once no document is
+    left to run the first level (parse is over: its page workers can go)."""
+    waiting = deque(documents)
+    running: dict[PrefectFuture[Any], tuple[str, int]] = {}
+    units_left: dict[str, int] = {}  # a document begun -> units of its current level not ended
+    level_of: dict[str, int] = {}
+    going_on: dict[str, bool] = {}
+    first_level_over = False
+
+    def begin(document: str, level: int) -> None:
+        level_of[document] = level
+        units_left[document] = len(levels[level])
+        going_on[document] = True
+        for stage in levels[level]:
+            running[submit(stage, document)] = (document, level)
+
+    def fill() -> None:
+        while waiting and len(units_left) < in_flight and not halted():
+            begin(waiting.popleft(), 0)
+
+    def check_first_level() -> None:
+        nonlocal first_level_over
+        in_first = any(level == 0 for level in level_of.values())
+        if not first_level_over and not in_first and (not waiting or halted()):
+            first_level_over = True
+            on_first_level_over()
+
+    fill()
+    while running:
+        future = next(as_completed(list(running)))
+        document, level = running.pop(future)
+        going_on[document] = ended(document, future) and going_on[document]
+        units_left[document] -= 1
+        if units_left[document]:
+            continue
+        del units_left[document]
+        if going_on[document] and level + 1 < len(levels) and not halted():
+            begin(document, level + 1)
+        else:
+            del level_of[document]
+        fill()
+        check_first_level()
+    check_first_level()
