@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.futures import PrefectFuture
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from interleaf import interrupt, progress
+from interleaf import interrupt, progress, ray_engine
 from interleaf.config import Settings
 from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
+from interleaf.parse.protocol import PageMap
 from interleaf.parse.stage import ParseStage, SourceFile
 from interleaf.stage import Stage
 from tasks.chains import run_chains
@@ -40,13 +41,7 @@ def ingest_stages(settings: Settings) -> list[Stage]:
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
-    limits = ctx.settings.parse.limits
-    mapper = page_map(
-        ctx.settings.parse.workers,
-        on_result=lambda pages: progress.advance(len(pages)),
-        limits=PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic(), limits.max_worker_mb),
-    )
-    pages = mapper if stage == "parse" else map
+    pages = _page_map(ctx.settings) if stage == "parse" else map
     try:
         result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
     except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
@@ -56,11 +51,29 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
             raise  # a bug: its traceback belongs in the log
         # an error raised on purpose (a model server down): a row of the report, not a traceback
         result = UnitResult(stage, unit, "failed", reason=str(exc))
-    progress.unit_done(Path(path).name, result, started)
+    if ctx.settings.executor.kind == "local":  # on a cluster the command's process shows it (reported_here)
+        progress.unit_done(Path(path).name, result, started)
     return result
 
 
+def _page_map(settings: Settings) -> PageMap:
+    """Where a parse's runs of pages go: this machine's page processes, or the Ray cluster."""
+    limits = settings.parse.limits
+    page_limits = PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic(), limits.max_worker_mb)
+    on_result = lambda pages: progress.advance(len(pages))  # noqa: E731
+    if settings.executor.kind == "ray":
+        return ray_engine.ray_page_map(settings.executor.pages, on_result, page_limits)
+    return page_map(settings.parse.workers, on_result, page_limits)
+
+
 IN_FLIGHT = 2  # documents begun and not ended: two keep the page workers busy while one is written
+
+
+def task_runner(settings: Settings) -> TaskRunner:
+    """The engine the ingest's units run on (`executor.kind`)."""
+    if settings.executor.kind == "ray":
+        return ray_engine.task_runner(settings.executor)
+    return ThreadPoolTaskRunner(max_workers=2 * IN_FLIGHT)
 
 
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2 * IN_FLIGHT), log_prints=False)
@@ -79,16 +92,36 @@ def ingest_flow(
     failures: list[tuple[str, str]] = []
     index = [s.name for s in plan.stages if isinstance(s, IndexStage)]
 
-    def submit(stage: str, path: str) -> Future:
+    executor = ctx.settings.executor
+    on_ray = executor.kind == "ray"
+    submitted: dict[tuple[str, str], float] = {}
+    on_cluster: list[PrefectFuture] = []
+    if on_ray:  # a worker does not see this process's stop flag: its units are cancelled after the grace period
+        interrupt.on_stop(lambda: ray_engine.cancel(on_cluster))
+
+    def submit(stage: str, path: str) -> PrefectFuture:
         source = SourceFile(path, files[path]) if stage == "parse" else None
-        return stage_task.submit(ctx, plan, stage, files[path], path, source)
+        submitted[stage, path] = time.perf_counter()
+        if not on_ray:
+            return stage_task.submit(ctx, plan, stage, files[path], path, source)
+        with ray_engine.remote_options(executor.resources(stage)):
+            future = stage_task.submit(ctx, plan, stage, files[path], path, source)
+        on_cluster.append(future)
+        return future
+
+    def reported_here(path: str, result: UnitResult) -> None:
+        """On a cluster, the unit ran in a worker: its page count and line are shown from here."""
+        if result.stage == "parse":
+            progress.advance(result.counts.get("pages", 0))
+        progress.unit_done(Path(path).name, result, submitted[result.stage, path])
 
     run_chains(
         list(files),
         [["parse"], ["describe"], index],
         submit,
-        ended=_collector(results, failures),
-        in_flight=IN_FLIGHT,
+        ended=_collector(results, failures, on_result=reported_here if on_ray else None),
+        # on a cluster, enough documents begun to give each of its CPUs a unit
+        in_flight=max(IN_FLIGHT, ray_engine.cluster_cpus()) if on_ray else IN_FLIGHT,
         halted=lambda: interrupt.requested() or unwritable(results) is not None,
         # the page workers' models are not held once no document is left to parse (index loads its own)
         on_first_level_over=shutdown_pools,
@@ -110,21 +143,29 @@ def unwritable(results: list[UnitResult]) -> str | None:
     return next((r.reason for r in results if r.status == UNWRITABLE), None)
 
 
-def _collector(results: list[UnitResult], failures: list[tuple[str, str]]) -> Callable[[str, Future], bool]:
+def _collector(
+    results: list[UnitResult],
+    failures: list[tuple[str, str]],
+    on_result: Callable[[str, UnitResult], None] | None = None,
+) -> Callable[[str, PrefectFuture], bool]:
     """Takes one unit's outcome into `results` or `failures`; True when its document goes on."""
 
-    def ended(path: str, future: Future) -> bool:
+    def ended(path: str, future: PrefectFuture) -> bool:
         try:
             result = future.result()
         except interrupt.Interrupted:  # stopped: not a failure, and not kept
             return False
         except Exception as exc:  # collected: the batch goes on, and the CLI exits 1 at the end
+            if interrupt.requested():  # a unit cancelled on a cluster for the stop
+                return False
             failures.append((path, f"{type(exc).__name__}: {exc}"))
             return False
         if result.status == "failed":
             failures.append((path, result.reason or "failed"))
             return False
         results.append(result)
+        if on_result is not None:
+            on_result(path, result)
         return result.status in ("ok", "cached")
 
     return ended

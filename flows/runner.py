@@ -147,7 +147,7 @@ def run_ingest(
     root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
 ) -> IngestReport:
     """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
-    from flows.ingest import GROUP, ingest_flow, ingest_stages, unwritable
+    from flows.ingest import GROUP, ingest_flow, ingest_stages, task_runner, unwritable
 
     started = time.perf_counter()
     wh = Warehouse(root)
@@ -181,7 +181,8 @@ def run_ingest(
     report.flow_started = True
     install_prefect_server()
     try:
-        results, report.failed = ingest_flow(ctx, plan, files_left, change)
+        flow = ingest_flow.with_options(task_runner=task_runner(ctx.settings))
+        results, report.failed = flow(ctx, plan, files_left, change)
         report.results = rejected + results
     except interrupt.Interrupted:  # stopped before the flow's first unit
         report.results = rejected

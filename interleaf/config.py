@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from interleaf.describe.config import DescribeConfig
 from interleaf.errors import ConfigError
@@ -33,8 +33,41 @@ class ServeConfig(Strict):
     api: ApiConfig = ApiConfig()  # `interleaf serve`: the HTTP API and web page
 
 
+class StageResources(Strict):
+    """What one unit of a stage takes of a Ray worker (Ray's `num_cpus` / `num_gpus`)."""
+
+    num_cpus: float = Field(1.0, ge=0)
+    num_gpus: float = Field(0.0, ge=0)
+
+
+class ExecutorConfig(Strict):
+    """Where the ingest's units run: `local` (this machine: threads, and parse.workers page
+    processes) or `ray` (a Ray cluster, through prefect-ray; interleaf/ray_engine.py)."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = None  # ray: null starts a cluster for the command; "auto"; "host:port"; "ray://host:10001"
+    parse: StageResources = StageResources()  # a document's parse unit (its whole-document work)
+    pages: StageResources = StageResources()  # each run of parse.pages_per_chunk pages of a parse
+    describe: StageResources = StageResources()
+    index: StageResources = StageResources()
+
+    @model_validator(mode="after")
+    def _ray_options_on_ray(self) -> ExecutorConfig:
+        if self.kind == "local":
+            set_here = [name for name in self.model_fields_set if name != "kind"]
+            changed = [name for name in set_here if getattr(self, name) != type(self).model_fields[name].default]
+            if changed:
+                raise ValueError(f"{', '.join(sorted(changed))}: read by kind 'ray' only, and kind is 'local'")
+        return self
+
+    def resources(self, stage: str) -> StageResources:
+        """A stage's resources by its name (the index stages are `index:<retriever>`)."""
+        return getattr(self, stage.partition(":")[0])
+
+
 class Settings(Strict):
     warehouse: str | None = None  # --warehouse and $INTERLEAF_WAREHOUSE take precedence
+    executor: ExecutorConfig = ExecutorConfig()
     parse: ParseConfig = ParseConfig()
     describe: DescribeConfig = DescribeConfig()
     index: IndexConfig = IndexConfig()

@@ -144,7 +144,7 @@ def page_map(
     def inline(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
         for item in items:
             if limits.deadline is not None and time.monotonic() > limits.deadline:
-                yield _timed_out(limits)
+                yield timed_out(limits)
                 continue
             result = fn(item)
             interrupt.check()
@@ -163,26 +163,26 @@ def page_map(
         while todo or window:
             # a bounded window, not everything at once: an item's clock starts near when it runs
             # (the pool is shared by two documents), and items after the deadline never start
-            while todo and len(window) < 2 * workers and not _past(limits.deadline):
+            while todo and len(window) < 2 * workers and not past_deadline(limits.deadline):
                 submit(todo.popleft())
             if not window:
-                yield from (_timed_out(limits) for _ in todo)
+                yield from (timed_out(limits) for _ in todo)
                 return
             item, future = window.popleft()
             try:
-                result = future.result(timeout=_wait_s(item, limits))
+                result = future.result(timeout=wait_s(item, limits))
             except BrokenProcessPool as exc:
                 interrupt.check()  # the workers were killed for a stop, not by this item
                 lost = Lost("crashed", f"its worker process died ({exc})")
                 pool = _rebuilt(pool, window, fn, workers, limits, kill=False)
             except FutureTimeout:
                 interrupt.check()
-                if _past(limits.deadline):
+                if past_deadline(limits.deadline):
                     future.cancel()
                     for _, other in window:
                         other.cancel()
                     n = 1 + len(window) + len(todo)
-                    yield from (_timed_out(limits) for _ in range(n))
+                    yield from (timed_out(limits) for _ in range(n))
                     return
                 lost = Lost("hung", f"ran past {limits.item_timeout_s:g} s a page; its worker was killed")
                 pool = _rebuilt(pool, window, fn, workers, limits, kill=True)
@@ -199,15 +199,15 @@ def page_map(
     return inline if workers <= 1 and not limits.pooled else pooled
 
 
-def _timed_out(limits: PageLimits) -> Lost:
+def timed_out(limits: PageLimits) -> Lost:
     return Lost("timeout", f"timeout after {limits.timeout_s:g} s")
 
 
-def _past(deadline: float | None) -> bool:
+def past_deadline(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() > deadline
 
 
-def _wait_s(item: object, limits: PageLimits) -> float | None:
+def wait_s(item: object, limits: PageLimits) -> float | None:
     """How long to wait for `item` from now: its own budget, counted from now (items are waited
     for in order, so the clock of one starts once those before it are done: a page is never cut
     for time it spent queued), or until the document's deadline."""

@@ -17,7 +17,7 @@ from interleaf.index.config import IndexConfig
 from interleaf.kinds import CROPPED_KINDS
 
 # the sections configs/default.yaml documents in full
-DOCUMENTED = ("parse", "describe", "serve", "index", "expand", "retrieve")
+DOCUMENTED = ("executor", "parse", "describe", "serve", "index", "expand", "retrieve")
 
 
 def test_default_yaml_states_the_models_defaults() -> None:

@@ -1,0 +1,229 @@
+"""Scaling out: `make bench` (scale part). In one run, prints
+
+- the ingest of docs/ + scale/ into a fresh warehouse with `executor.kind: local`: pages/s end to
+  end and the peak memory (summed PSS) of the command and every process it started;
+- the same ingest with `executor.kind: ray` on a local cluster of 2 worker nodes of 1 CPU each
+  (the same 2 cores): its time against local's (the engine's overhead), the cluster's peak memory,
+  and whether it stored the same quotes per document;
+- the page-range parse of the 619-page manual on a cluster of 1 and of 2 workers (parse.pages_per_chunk
+  pages a unit), what one range costs, and the rerun after an interrupt at about half of it;
+- a projection for N workers from the measured per-unit costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_parse import BIG, _tree_memory  # noqa: E402
+from benchmarks.ray_cluster import LocalCluster, local_cluster  # noqa: E402
+from interleaf.config import Settings, load_settings  # noqa: E402
+from interleaf.executor import PageLimits  # noqa: E402
+from interleaf.parse.stage import ParseStage, SourceFile  # noqa: E402
+from interleaf.ray_engine import ray_page_map, worker_environment  # noqa: E402
+from tasks.context import RunContext, new_run_id  # noqa: E402
+from tasks.stage_task import Plan, UnitResult, run_unit  # noqa: E402
+from warehouse import Warehouse  # noqa: E402
+from warehouse.catalog import connect  # noqa: E402
+
+PEAK_TARGET_MB = 1536
+PAGES_PER_S_TARGET = 3.0
+OVERHEAD_TARGET = 0.15
+
+
+@dataclass
+class Ingest:
+    seconds: float
+    pages: int
+    peak_mb: float  # summed PSS of the command's process tree (and of the cluster's nodes, on Ray)
+    stdout: str
+
+    @property
+    def rate(self) -> float:
+        return self.pages / self.seconds
+
+
+def ingest(warehouse: Path, paths: list[Path], overrides: list[str], cluster: LocalCluster | None = None) -> Ingest:
+    """A real `interleaf ingest`, its memory sampled every 0.2 s over its processes (and the cluster's)."""
+    sets = [arg for o in overrides for arg in ("--set", o)]
+    command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(warehouse), *sets, "ingest", *map(str, paths)]
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        roots = [psutil.Process(proc.pid), *(psutil.Process(p) for p in (cluster.pids if cluster else []))]
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, sum(_tree_memory(root)[1] for root in roots))
+            time.sleep(0.2)
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        stdout = out.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"ingest failed ({proc.returncode}):\n{stdout[-3000:]}")
+    pages = int(re.search(r"(\d+) pages parsed", stdout).group(1))  # type: ignore[union-attr]
+    return Ingest(seconds, pages, peak / 2**20, stdout)
+
+
+def quotes_per_document(warehouse: Path) -> dict[str, str]:
+    """doc_id -> a hash of its quotes' rows in order: two warehouses with the same quotes match."""
+    con = connect(Warehouse(warehouse))
+    try:
+        rows = con.sql(
+            "SELECT doc_id, md5(string_agg(CAST(q AS VARCHAR), '|' ORDER BY quote_id)) FROM quotes q GROUP BY doc_id"
+        ).fetchall()
+    finally:
+        con.close()
+    return dict(rows)
+
+
+def stage_seconds(warehouse: Path) -> dict[str, list[float]]:
+    """Each stage's unit times in the warehouse's ledger (the units that ran, not cached ones)."""
+    con = connect(Warehouse(warehouse))
+    try:
+        rows = con.sql(
+            "SELECT split_part(stage, ':', 1), epoch(ended_at - started_at) FROM runs WHERE status = 'ok'"
+        ).fetchall()
+    finally:
+        con.close()
+    out: dict[str, list[float]] = {}
+    for stage, seconds in rows:
+        out.setdefault(stage, []).append(float(seconds))
+    return out
+
+
+class StopAfter:
+    """A page map that stops the parse (as Ctrl-C or a killed worker would) once `runs` runs of pages ended."""
+
+    def __init__(self, page_map: Callable[..., Iterator[Any]], runs: int | None) -> None:
+        self.page_map, self.runs, self.done = page_map, runs, 0
+
+    def __call__(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        for result in self.page_map(fn, items):
+            if self.runs is not None and self.done == self.runs:
+                raise KeyboardInterrupt
+            self.done += 1
+            yield result
+
+
+def parse_on_cluster(
+    root: Path, pdf: Path, settings: Settings, address: str, stop_after: int | None = None
+) -> tuple[UnitResult | None, float, int]:
+    """The parse unit of `pdf` in this process, its runs of pages on the cluster at `address`
+    -> its result (None when stopped), seconds, runs of pages that ran."""
+    import ray
+
+    # the workers import this checkout's code and use this run's settings, as an ingest's would
+    ray.init(address=address, runtime_env={"env_vars": worker_environment()}, configure_logging=False)
+    try:
+        plan = Plan.of([ParseStage(settings.parse)])
+        ctx = RunContext(new_run_id(), "ingest", str(root), settings)
+        doc_id = hashlib.sha256(pdf.read_bytes()).hexdigest()
+        limits = settings.parse.limits
+        page_limits = PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic())
+        pages = StopAfter(ray_page_map(settings.executor.pages, None, page_limits), stop_after)
+        started = time.perf_counter()
+        try:
+            source = SourceFile(str(pdf), doc_id)
+            result = run_unit(ctx, plan, "parse", doc_id, source=source, path=str(pdf), page_map=pages)
+        except KeyboardInterrupt:
+            result = None
+        return result, time.perf_counter() - started, pages.done
+    finally:
+        ray.shutdown()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    ap.add_argument("--workdir", type=Path, help="for the warehouses and cluster files (default: a temporary folder)")
+    args = ap.parse_args()
+    corpus: Path = args.corpus
+    paths = [corpus / "docs", corpus / "scale"]
+    manual = corpus / "scale" / BIG
+    begun = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        work = args.workdir or Path(tmp_name)
+        settings = load_settings(overrides=["executor.kind=ray"])
+        chunk = settings.parse.pages_per_chunk
+
+        local = ingest(work / "local", paths, [])
+        print(
+            f"ingest docs/ + scale/, executor local: {local.pages} pages in {local.seconds:.0f} s = "
+            f"{local.rate:.2f} pages/s (target >= {PAGES_PER_S_TARGET}); "
+            f"peak memory {local.peak_mb:.0f} MB PSS (target < {PEAK_TARGET_MB})",
+            flush=True,
+        )
+        units = stage_seconds(work / "local")
+        print(
+            "  its units (ledger): "
+            + "; ".join(f"{s} {len(t)} units, {sum(t):.0f} s" for s, t in sorted(units.items())),
+            flush=True,
+        )
+
+        with local_cluster(work / "ray2", nodes=2, cpus=1) as cluster:
+            on_ray = ingest(work / "ray", paths, ["executor.kind=ray", f"executor.address={cluster.address}"], cluster)
+            overhead = on_ray.seconds / local.seconds - 1
+            same = quotes_per_document(work / "ray") == quotes_per_document(work / "local")
+            print(
+                f"ingest docs/ + scale/, executor ray (2 workers x 1 CPU): {on_ray.seconds:.0f} s = "
+                f"{on_ray.rate:.2f} pages/s; overhead against local {100 * overhead:+.1f}% "
+                f"(target <= {100 * OVERHEAD_TARGET:.0f}%); peak memory, command + cluster, "
+                f"{on_ray.peak_mb:.0f} MB PSS; "
+                f"same quotes per document as local: {'yes' if same else 'NO'}",
+                flush=True,
+            )
+            two, two_s, runs = parse_on_cluster(work / "manual2", manual, settings, cluster.address)
+            assert two is not None and two.status == "ok", two
+            half = runs // 2
+            cut, cut_s, _ = parse_on_cluster(work / "manual-cut", manual, settings, cluster.address, stop_after=half)
+            assert cut is None
+            rerun, rerun_s, rerun_runs = parse_on_cluster(work / "manual-cut", manual, settings, cluster.address)
+            assert rerun is not None and rerun.status == "ok", rerun
+        with local_cluster(work / "ray1", nodes=1, cpus=1) as cluster:
+            one, one_s, _ = parse_on_cluster(work / "manual1", manual, settings, cluster.address)
+            assert one is not None and one.status == "ok", one
+        pages = two.counts["pages"]
+        per_run = one_s / runs
+        print(
+            f"page-range parse of {BIG} ({pages} pages, {runs} runs of {chunk}): 1 worker {one_s:.0f} s "
+            f"({pages / one_s:.2f} pages/s), 2 workers {two_s:.0f} s ({pages / two_s:.2f} pages/s, "
+            f"speed-up {one_s / two_s:.2f}x); one run of {chunk} pages {per_run:.1f} s on 1 worker",
+            flush=True,
+        )
+        print(
+            f"interrupted after {half} of {runs} runs ({cut_s:.0f} s); the rerun parsed {rerun_runs} runs "
+            f"in {rerun_s:.0f} s ({100 * rerun_s / two_s:.0f}% of a whole parse), "
+            f"{rerun.counts.get('pages from an interrupted run', 0)} pages taken from the interrupted run",
+            flush=True,
+        )
+        # a projection, not a measurement: the whole-document steps stay on one worker, the runs of
+        # pages spread; N workers are N cores that run no other work
+        serial = max(0.0, one_s - per_run * runs)
+        projected = ", ".join(f"{n} workers {serial + per_run * -(-runs // n):.0f} s" for n in (4, 8, 16, 32))
+        print(f"projection for the parse of {BIG} (per-run cost x runs / N + the serial {serial:.0f} s): {projected}")
+        work_s = sum(sum(t) for t in units.values())
+        longest = max(max(t) for t in units.values())
+        print(
+            f"projection for docs/ + scale/ (the ledger's {work_s:.0f} s of units shared by N workers, "
+            f"no less than its longest unit, {longest:.0f} s): "
+            + ", ".join(f"{n} workers {max(work_s / n, longest):.0f} s" for n in (4, 8, 16, 32))
+        )
+    print(f"bench_scale took {time.perf_counter() - begun:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

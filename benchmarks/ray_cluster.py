@@ -1,0 +1,100 @@
+"""A real Ray cluster on this machine's loopback, as several machines would run one: a head node
+and worker nodes, each its own `ray start` of this .venv (the tests and `make bench` use it).
+
+Each node runs in the foreground (`--block`) in its own session, so stopping the cluster is
+killing those process groups: any other Ray on this machine is left alone (`ray stop` would stop
+every one)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+RAY = str(Path(sys.executable).with_name("ray"))
+START_S = 120.0  # a node's first start on a loaded 2-core machine took up to ~40 s
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _node(args: list[str], cpus: float, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus", f"{cpus:g}", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+            start_new_session=True,
+        )
+
+
+def alive_nodes(address: str) -> int:
+    import ray
+
+    ray.init(address=address, configure_logging=False, log_to_driver=False)
+    try:
+        return sum(1 for node in ray.nodes() if node["Alive"])
+    finally:
+        ray.shutdown()
+
+
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-2000:]
+
+
+@dataclass(frozen=True)
+class LocalCluster:
+    address: str  # the head's, for `executor.address`
+    pids: list[int]  # each node's `ray start`: its processes are under it
+
+
+@contextmanager
+def local_cluster(tmp: Path, nodes: int = 2, cpus: float = 1) -> Iterator[LocalCluster]:
+    """A head and `nodes - 1` worker nodes of `cpus` CPUs each on 127.0.0.1. Logs and Ray's
+    session files are under `tmp`."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    address = f"127.0.0.1:{_free_port()}"
+    head_log = tmp / "head.log"
+    head_args = ["--head", "--port", address.split(":")[1], "--include-dashboard", "false"]
+    started = [_node([*head_args, "--disable-usage-stats", "--temp-dir", str(tmp / "ray")], cpus, head_log)]
+    try:
+        deadline = time.monotonic() + START_S
+        while True:  # the head's GCS takes seconds to listen, and a node started before that gives up
+            time.sleep(2)
+            if started[0].poll() is not None:
+                raise RuntimeError(f"the Ray head exited with {started[0].returncode}:\n{_tail(head_log)}")
+            try:
+                alive_nodes(address)
+                break
+            except ConnectionError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the Ray head is not up after {START_S:g} s:\n{_tail(head_log)}") from None
+        logs = [tmp / f"worker{i}.log" for i in range(1, nodes)]
+        started += [_node(["--address", address, "--disable-usage-stats"], cpus, log) for log in logs]
+        while alive_nodes(address) < nodes:
+            for node, log in zip(started[1:], logs, strict=True):
+                if node.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"a Ray worker node did not join:\n{_tail(log)}")
+            time.sleep(1)
+        yield LocalCluster(address, [node.pid for node in started])
+    finally:
+        for node in reversed(started):
+            if node.poll() is None:
+                os.killpg(node.pid, signal.SIGTERM)
+        for node in started:
+            try:
+                node.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait()

@@ -1,0 +1,153 @@
+"""Ray as the engine of the ingest (`executor.kind: ray`): Prefect's `RayTaskRunner` puts each
+document's parse, describe and index units on the cluster's workers, and a parse spreads its page
+ranges over the cluster with `ray_page_map` (so a 619-page manual is not one worker's work).
+
+What a worker needs from the command that submitted its work travels in Ray's runtime
+environment: the address of this run's Prefect server (a worker that found none would start its
+own, on the same database file), this run's Prefect settings, and the path Interleaf is imported
+from (a worker imports the submitting command's code, when that path exists on its node). The
+warehouse is a path every worker writes to: on a cluster of several machines, a shared
+filesystem mounted at the same path on each (README "Scaling out").
+
+Ray is an extra (`pip install 'interleaf[ray]'`): nothing here imports it before it is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from interleaf import interrupt
+from interleaf.config import ExecutorConfig, StageResources
+from interleaf.errors import ConfigError
+from interleaf.executor import PageLimits, past_deadline, timed_out, wait_s
+from interleaf.parse.protocol import Lost
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+CODE_ROOT = Path(__file__).resolve().parent.parent  # holds interleaf/, tasks/, flows/, warehouse/
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(
+            "executor.kind = 'ray' needs Ray: pip install 'interleaf[ray]' (make install-dev installs it)"
+        ) from exc
+    return ray
+
+
+def worker_environment() -> dict[str, str]:
+    """The environment variables a worker runs this command's tasks with."""
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import get_current_settings
+
+    env = {k: str(v) for k, v in get_current_settings().to_environment_variables(exclude_unset=True).items()}
+    server = SubprocessASGIServer._instances.get(None)
+    if server is not None and server.running:  # the temporary server this command started
+        env["PREFECT_API_URL"] = server.api_url
+    for name in ("PREFECT_HOME", "PREFECT_API_URL", "PREFECT_LOGGING_LEVEL", "INTERLEAF_WAREHOUSE"):
+        if name in os.environ:
+            env.setdefault(name, os.environ[name])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(CODE_ROOT), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+def task_runner(config: ExecutorConfig) -> Any:
+    """A `RayTaskRunner` for `config`, which connects (or starts a cluster, with no address) when
+    the flow begins: only then is this run's Prefect server up, whose address the workers need."""
+    _ray()
+    from prefect_ray import RayTaskRunner
+
+    class InterleafRayTaskRunner(RayTaskRunner):
+        def __enter__(self) -> InterleafRayTaskRunner:
+            self.init_kwargs = {
+                **self.init_kwargs,
+                "runtime_env": {"env_vars": worker_environment()},
+                "log_to_driver": True,  # a worker's notes (a damaged part set aside) reach the terminal
+                "configure_logging": False,
+            }
+            super().__enter__()
+            return self
+
+    return InterleafRayTaskRunner(address=config.address)
+
+
+def remote_options(resources: StageResources) -> contextlib.AbstractContextManager[Any]:
+    """What a unit submitted inside this block takes of a worker."""
+    from prefect_ray.context import remote_options as options
+
+    return options(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus)
+
+
+def cancel(futures: Iterable[Any]) -> None:
+    """Stop the units of `futures` still running on the cluster. Their workers are killed (the only
+    way to stop a task inside a C call such as OCR): what a unit wrote is temporary files, renamed
+    only on commit, and its ledger row is closed `interrupted` once its process is seen gone."""
+    ray = _ray()
+    for future in futures:
+        ray.cancel(future.wrapped_future, force=True)
+
+
+def cluster_cpus() -> int:
+    """The CPUs of the cluster this command is connected to."""
+    return max(1, int(_ray().cluster_resources().get("CPU", 1)))
+
+
+def ray_page_map(
+    resources: StageResources, on_result: Callable[[R], None] | None, limits: PageLimits
+) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]:
+    """`interleaf.executor.page_map` on the cluster: each item is a Ray task taking `resources`,
+    results come back in order, a lost item (its worker died, ran past its time) is a `Lost` in its
+    place and the others go on. The window of items in flight is twice the cluster's CPUs, so the
+    clock of an item starts near when it runs. (No address-space cap: Ray's memory monitor kills a
+    worker over the node's memory threshold, which comes back here as a lost item.)"""
+    ray = _ray()
+
+    def mapped(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
+        remote = ray.remote(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus, max_retries=0)(_call)
+        window_size = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        todo = deque(items)
+        window: deque[tuple[T, Any]] = deque()
+        try:
+            while todo or window:
+                while todo and len(window) < window_size and not past_deadline(limits.deadline):
+                    item = todo.popleft()
+                    window.append((item, remote.remote(fn, item)))
+                if not window:
+                    yield from (timed_out(limits) for _ in todo)
+                    return
+                item, ref = window.popleft()
+                try:
+                    result = ray.get(ref, timeout=wait_s(item, limits))
+                except ray.exceptions.GetTimeoutError:
+                    ray.cancel(ref, force=True)
+                    interrupt.check()
+                    if past_deadline(limits.deadline):
+                        yield from (timed_out(limits) for _ in range(1 + len(window) + len(todo)))
+                        return
+                    yield Lost("hung", f"ran past {limits.item_timeout_s:g} s a page; its task was cancelled")
+                    continue
+                except (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError) as exc:
+                    interrupt.check()
+                    yield Lost("crashed", f"its Ray worker died ({type(exc).__name__})")
+                    continue
+                interrupt.check()
+                if on_result is not None:
+                    on_result(result)
+                yield result
+        finally:  # a stop, a deadline, an error: nothing of this map is left running on the cluster
+            for _, ref in window:
+                ray.cancel(ref, force=True)
+
+    return mapped
+
+
+def _call(fn: Callable[[T], R], item: T) -> R:
+    return fn(item)

@@ -1,0 +1,65 @@
+"""executor.kind: ray. A real Ray cluster on loopback (a head and a separate worker node, each a
+`ray start` of this .venv), the ingest of docs/ through it, and the same rows as the local engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from benchmarks.ray_cluster import local_cluster
+from tests.conftest import IngestedWarehouse, run_cli, view_tables
+
+pytest.importorskip("ray", reason="Ray is the .[ray] extra (make install-dev)")
+
+# the rows a document's ingest ends with, sorted by their key; index_texts: what each retriever indexed
+COMPARED = {
+    "documents": ["doc_id"],
+    "quotes": ["quote_id"],
+    "sections": ["doc_id", "section_id"],
+    "quote_texts": ["quote_id"],
+    "index_texts": ["retriever", "quote_id"],
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A head (1 CPU) and a worker node (1 CPU), as two machines would run them -> its address."""
+    with local_cluster(tmp_path_factory.mktemp("ray"), nodes=2, cpus=1) as started:
+        yield started.address
+
+
+def _rows(root: Path, doc_ids: set[str]) -> dict[str, pa.Table]:
+    tables = dict(zip(COMPARED, view_tables(root, *COMPARED), strict=True))
+    out = {}
+    for name, table in tables.items():
+        mine = table.filter(pc.is_in(table["doc_id"], pa.array(sorted(doc_ids))))
+        out[name] = mine.sort_by([(key, "ascending") for key in COMPARED[name]])
+    return out
+
+
+@pytest.mark.slow
+def test_docs_ingested_on_a_ray_cluster_give_the_local_rows(
+    cluster: str, corpus: Path, corpus_warehouse: IngestedWarehouse, tmp_path: Path
+) -> None:
+    """The same quotes, descriptions, sections and indexed texts per document as the local engine
+    (corpus_warehouse ingested docs/ and bad/ with it), from units that ran on the cluster."""
+    root = tmp_path / "warehouse"
+    on_ray = ("--set", "executor.kind=ray", "--set", f"executor.address={cluster}")
+    run = run_cli(root, *on_ray, "ingest", str(corpus / "docs"))
+    assert "0 failed" in run.stdout, run.stdout + run.stderr
+    doc_ids = set(view_tables(root, "documents")[0]["doc_id"].to_pylist())
+    assert len(doc_ids) == len(list((corpus / "docs").glob("*.pdf"))), doc_ids
+    rows, local = _rows(root, doc_ids), _rows(corpus_warehouse.root, doc_ids)
+    for name in COMPARED:
+        assert rows[name].num_rows > 0, name
+        ray_rows, local_rows = rows[name].num_rows, local[name].num_rows
+        assert rows[name].equals(local[name]), f"{name}: {ray_rows} rows on Ray, {local_rows} local"
+    # the units ran in the cluster's worker processes (the ledger names each unit's process): the
+    # local engine runs them all in the command's own
+    (ledger,) = view_tables(root, "runs")
+    workers = set(ledger.filter(pc.equal(ledger["status"], "ok"))["pid"].to_pylist())
+    assert len(workers) >= 2, workers
