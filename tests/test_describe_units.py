@@ -3,6 +3,7 @@ descriptions, prompts, the PaddleOCR mapping and the content cache."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -11,19 +12,21 @@ import pymupdf
 import pytest
 
 from interleaf.describe.config import OcrConfig
+from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.offline_describer import OfflineDescriber, referring_sentences
 from interleaf.describe.protocol import DescribeRequest
 from interleaf.describe.stage import DictCache, ReadingSettings, describe_document
 from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, raster_share
 from interleaf.evidence import contains_needle
+from interleaf.pdf.glyphs import stand_ins
 from interleaf.pdf.ocr.config import PaddleOcrConfig
 from interleaf.pdf.ocr.paddleocr_engine import lines_from_result, paddle_kwargs
 from interleaf.pdf.ocr.protocol import OcrLine
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import render_bgr
 from interleaf.pdf.rows import rows_text
-from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
+from interleaf.pdf.words import Word, ocr_words, text_layer_words, with_stand_ins, words_in_box
 from interleaf.prompts import Prompt, PromptError, load_prompt
 from interleaf.text.references import Label, caption_label
 
@@ -219,3 +222,21 @@ def test_stage_caches_by_content_and_rejects_empty(scanned_lines: list[OcrLine])
     assert any(r.startswith("ocr: no text") for r in reasons) and any(
         r.startswith("describe (offline)") for r in reasons
     )
+
+
+def test_glyph_readings_are_cached_by_their_pixels(corpus: Path) -> None:
+    """The corrosion table's six signs with the font's answer withheld, read by OCR once: a second
+    pass over the page with the same cache reads nothing and puts back the same words."""
+    cache = DictCache()
+    engine = RapidOcrEngine(OcrConfig().rapidocr)
+    with pymupdf.open(corpus / "docs" / "corrosion-plot-table.pdf") as doc:
+        page = doc[0]
+        textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_WORDS)
+        raw = [Word(*w) for w in page.get_text("words", textpage=textpage)]
+        unnamed = [dataclasses.replace(g, char=None, source=None) for g in stand_ins(page, textpage)]
+        first, again = CachedOcr(engine, cache), CachedOcr(engine, cache)
+        read = with_stand_ins(page, raw, unnamed, first)
+        reread = with_stand_ins(page, raw, unnamed, again)
+    assert first.read_count >= 6 and again.read_count == 0
+    assert reread == read
+    assert sum(w.text[:1] == "\u2212" for w in reread) == 6  # the cached lines carry the signs OCR read

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pymupdf
 
 from interleaf.describe.config import DescribeConfig
+from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.offline_describer import referring_sentences
 from interleaf.describe.protocol import Describer, DescribeRequest
 from interleaf.describe.table_structure import markdown_table
@@ -283,6 +284,7 @@ class DescribeStage:
         reading = ReadingSettings(
             spaces["read"], config.ocr.min_conf, config.ocr.min_vector_words, config.ocr.max_raster_share
         )
+        cache = NamespacedCache(given.cache or DictCache(), spaces)
         with pymupdf.open(Path(document["path"])) as pdf:
             out = describe_document(
                 quotes,
@@ -291,7 +293,7 @@ class DescribeStage:
                     pdf,
                     pages,
                     {q["page_idx"] for q in targets},
-                    self.ocr,
+                    CachedOcr(self.ocr, cache),  # its glyph readings outlive a change of describer
                     {q["page_idx"] for q in targets if q["kind"] == "table"},
                 ),
                 renderer(pdf, config.ocr.dpi),
@@ -299,7 +301,7 @@ class DescribeStage:
                 self.describer,
                 spaces["describe"],
                 reading,
-                NamespacedCache(given.cache or DictCache(), spaces),
+                cache,
                 kinds=config.kinds,
                 max_references=config.max_references,
             )
