@@ -67,6 +67,7 @@ bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
+	$(PYTHON) benchmarks/bench_scale.py --corpus $(CORPUS)
 
 faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; one table
 	$(PYTHON) -m benchmarks.faults --corpus $(CORPUS)
