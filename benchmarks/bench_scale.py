@@ -50,6 +50,7 @@ class Ingest:
     seconds: float
     pages: int
     peak_mb: float  # summed PSS of the command's process tree (and of the cluster's nodes, on Ray)
+    at_peak: dict[str, float]  # MB of PSS by kind of process at the peak
     stdout: str
 
     @property
@@ -58,49 +59,57 @@ class Ingest:
 
 
 def ingest(warehouse: Path, paths: list[Path], overrides: list[str], cluster: LocalCluster | None = None) -> Ingest:
-    """A real `interleaf ingest`, its memory sampled every 0.2 s over its processes (and the cluster's)."""
+    """A real `interleaf ingest`, its memory sampled every second over its processes (and the
+    cluster's): reading the PSS of each process costs CPU, and sampling five times a second took
+    ~20% of one core from the ingest it measured."""
     sets = [arg for o in overrides for arg in ("--set", o)]
     command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(warehouse), *sets, "ingest", *map(str, paths)]
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
         roots = [psutil.Process(proc.pid), *(psutil.Process(p) for p in (cluster.pids if cluster else []))]
-        peak = 0
+        peak, at_peak = 0, {}
         while proc.poll() is None:
-            peak = max(peak, sum(_tree_memory(root)[1] for root in roots))
-            time.sleep(0.2)
+            samples = [_tree_memory(root) for root in roots]
+            if (pss := sum(sample[1] for sample in samples)) > peak:
+                peak, at_peak = pss, {}
+                for name, sample in zip(["command", *("ray node" for _ in roots[1:])], samples, strict=True):
+                    for role, used in sample[2].items():
+                        kind = role if name == "command" else name
+                        at_peak[kind] = at_peak.get(kind, 0) + used / 2**20
+            time.sleep(1.0)
         seconds = time.perf_counter() - started
         out.seek(0)
         stdout = out.read().decode(errors="replace")
     if proc.returncode != 0:
         raise SystemExit(f"ingest failed ({proc.returncode}):\n{stdout[-3000:]}")
     pages = int(re.search(r"(\d+) pages parsed", stdout).group(1))  # type: ignore[union-attr]
-    return Ingest(seconds, pages, peak / 2**20, stdout)
+    return Ingest(seconds, pages, peak / 2**20, at_peak, stdout)
+
+
+def _roles(run: Ingest) -> str:
+    return ", ".join(f"{role} {mb:.0f}" for role, mb in sorted(run.at_peak.items(), key=lambda kv: -kv[1]))
+
+
+def _query(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = connect(Warehouse(warehouse))
+    try:
+        return con.sql(sql).fetchall()
+    finally:
+        con.close()
 
 
 def quotes_per_document(warehouse: Path) -> dict[str, str]:
     """doc_id -> a hash of its quotes' rows in order: two warehouses with the same quotes match."""
-    con = connect(Warehouse(warehouse))
-    try:
-        rows = con.sql(
-            "SELECT doc_id, md5(string_agg(CAST(q AS VARCHAR), '|' ORDER BY quote_id)) FROM quotes q GROUP BY doc_id"
-        ).fetchall()
-    finally:
-        con.close()
-    return dict(rows)
+    sql = "SELECT doc_id, md5(string_agg(CAST(q AS VARCHAR), '|' ORDER BY quote_id)) FROM quotes q GROUP BY doc_id"
+    return dict(_query(warehouse, sql))
 
 
 def stage_seconds(warehouse: Path) -> dict[str, list[float]]:
     """Each stage's unit times in the warehouse's ledger (the units that ran, not cached ones)."""
-    con = connect(Warehouse(warehouse))
-    try:
-        rows = con.sql(
-            "SELECT split_part(stage, ':', 1), epoch(ended_at - started_at) FROM runs WHERE status = 'ok'"
-        ).fetchall()
-    finally:
-        con.close()
     out: dict[str, list[float]] = {}
-    for stage, seconds in rows:
+    sql = "SELECT split_part(stage, ':', 1), epoch(ended_at - started_at) FROM runs WHERE status = 'ok'"
+    for stage, seconds in _query(warehouse, sql):
         out.setdefault(stage, []).append(float(seconds))
     return out
 
@@ -164,7 +173,7 @@ def main() -> None:
         print(
             f"ingest docs/ + scale/, executor local: {local.pages} pages in {local.seconds:.0f} s = "
             f"{local.rate:.2f} pages/s (target >= {PAGES_PER_S_TARGET}); "
-            f"peak memory {local.peak_mb:.0f} MB PSS (target < {PEAK_TARGET_MB})",
+            f"peak memory {local.peak_mb:.0f} MB PSS (target < {PEAK_TARGET_MB}): {_roles(local)}",
             flush=True,
         )
         units = stage_seconds(work / "local")
@@ -182,7 +191,7 @@ def main() -> None:
                 f"ingest docs/ + scale/, executor ray (2 workers x 1 CPU): {on_ray.seconds:.0f} s = "
                 f"{on_ray.rate:.2f} pages/s; overhead against local {100 * overhead:+.1f}% "
                 f"(target <= {100 * OVERHEAD_TARGET:.0f}%); peak memory, command + cluster, "
-                f"{on_ray.peak_mb:.0f} MB PSS; "
+                f"{on_ray.peak_mb:.0f} MB PSS ({_roles(on_ray)}); "
                 f"same quotes per document as local: {'yes' if same else 'NO'}",
                 flush=True,
             )
