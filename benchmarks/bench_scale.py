@@ -159,6 +159,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     ap.add_argument("--workdir", type=Path, help="for the warehouses and cluster files (default: a temporary folder)")
+    ap.add_argument("--local-only", action="store_true", help="the local ingest and its projection only (no Ray)")
     args = ap.parse_args()
     corpus: Path = args.corpus
     paths = [corpus / "docs", corpus / "scale"]
@@ -182,7 +183,17 @@ def main() -> None:
             + "; ".join(f"{s} {len(t)} units, {sum(t):.0f} s" for s, t in sorted(units.items())),
             flush=True,
         )
-
+        work_s = sum(sum(t) for t in units.values())
+        longest = max(max(t) for t in units.values())
+        print(
+            f"projection for docs/ + scale/ (the ledger's {work_s:.0f} s of units shared by N workers, "
+            f"no less than its longest unit, {longest:.0f} s): "
+            + ", ".join(f"{n} workers {max(work_s / n, longest):.0f} s" for n in (4, 8, 16, 32)),
+            flush=True,
+        )
+        if args.local_only:
+            print(f"bench_scale took {time.perf_counter() - begun:.0f}s")
+            return
         with local_cluster(work / "ray2", nodes=2, cpus=1) as cluster:
             on_ray = ingest(work / "ray", paths, ["executor.kind=ray", f"executor.address={cluster.address}"], cluster)
             overhead = on_ray.seconds / local.seconds - 1
@@ -224,14 +235,7 @@ def main() -> None:
         serial = max(0.0, one_s - per_run * runs)
         projected = ", ".join(f"{n} workers {serial + per_run * -(-runs // n):.0f} s" for n in (4, 8, 16, 32))
         print(f"projection for the parse of {BIG} (per-run cost x runs / N + the serial {serial:.0f} s): {projected}")
-        work_s = sum(sum(t) for t in units.values())
-        longest = max(max(t) for t in units.values())
-        print(
-            f"projection for docs/ + scale/ (the ledger's {work_s:.0f} s of units shared by N workers, "
-            f"no less than its longest unit, {longest:.0f} s): "
-            + ", ".join(f"{n} workers {max(work_s / n, longest):.0f} s" for n in (4, 8, 16, 32))
-        )
-    print(f"bench_scale took {time.perf_counter() - begun:.0f}s")
+        print(f"bench_scale took {time.perf_counter() - begun:.0f}s")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,8 @@ from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
-from interleaf.parse.protocol import PageMap
 from interleaf.parse.stage import ParseStage, SourceFile
-from interleaf.stage import Stage
+from interleaf.stage import PageMap, Stage
 from tasks.chains import run_chains
 from tasks.context import RunContext
 from tasks.follow import DocumentChange
@@ -41,7 +40,7 @@ def ingest_stages(settings: Settings) -> list[Stage]:
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
-    pages = _page_map(ctx.settings) if stage == "parse" else map
+    pages = _page_map(ctx.settings, stage) if stage in PAGE_WORK else map
     try:
         result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
     except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
@@ -56,11 +55,18 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
     return result
 
 
-def _page_map(settings: Settings) -> PageMap:
-    """Where a parse's runs of pages go: this machine's page processes, or the Ray cluster."""
+PAGE_WORK = ("parse", "describe")  # the stages whose runs of pages go to the page workers
+
+
+def _page_map(settings: Settings, stage: str) -> PageMap:
+    """Where a stage's runs of pages go: this machine's page processes, or the Ray cluster. Parse
+    holds the document's time limit (`parse.limits.timeout_s`) and moves the progress bar; both
+    hold the per-page time and the workers' memory cap."""
     limits = settings.parse.limits
-    page_limits = PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic(), limits.max_worker_mb)
-    on_result = lambda pages: progress.advance(len(pages))  # noqa: E731
+    parsing = stage == "parse"
+    timeout_s = limits.timeout_s if parsing else None
+    page_limits = PageLimits(limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb)
+    on_result = (lambda pages: progress.advance(len(pages))) if parsing else None
     if settings.executor.kind == "ray":
         return ray_engine.ray_page_map(settings.executor.pages, on_result, page_limits)
     return page_map(settings.parse.workers, on_result, page_limits)
@@ -115,16 +121,17 @@ def ingest_flow(
             progress.advance(result.counts.get("pages", 0))
         progress.unit_done(Path(path).name, result, submitted[result.stage, path])
 
+    levels = [["parse"], ["describe"], index]
     run_chains(
         list(files),
-        [["parse"], ["describe"], index],
+        levels,
         submit,
         ended=_collector(results, failures, on_result=reported_here if on_ray else None),
         # on a cluster, enough documents begun to give each of its CPUs a unit
         in_flight=max(IN_FLIGHT, ray_engine.cluster_cpus()) if on_ray else IN_FLIGHT,
         halted=lambda: interrupt.requested() or unwritable(results) is not None,
-        # the page workers' models are not held once no document is left to parse (index loads its own)
-        on_first_level_over=shutdown_pools,
+        # the page workers' models are not held once no document is left to describe (index loads its own)
+        on_level_over=lambda level: shutdown_pools() if levels[level] == ["describe"] else None,
     )
     if interrupt.requested() or unwritable(results):  # the views stay on the last finished ingest
         return results, failures

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from interleaf import interrupt
 from interleaf.children import command_id, die_with_command
-from interleaf.parse.protocol import Lost
+from interleaf.stage import Lost
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -25,7 +25,7 @@ from interleaf import interrupt
 from interleaf.config import ExecutorConfig, StageResources
 from interleaf.errors import ConfigError
 from interleaf.executor import PageLimits, past_deadline, timed_out, wait_s
-from interleaf.parse.protocol import Lost
+from interleaf.stage import Lost
 
 T = TypeVar("T")
 R = TypeVar("R")

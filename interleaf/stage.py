@@ -20,14 +20,31 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import pyarrow as pa
 
 from interleaf.fingerprint import FINGERPRINT_CHARS, canonical_json
 
 Unit = Literal["document", "question_set"]
-PageMap = Callable[[Callable[[Any], Any], Iterable[Any]], Iterator[Any]]
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Lost:
+    """What a page map yields in place of an item's result when the item did not end: its worker
+    died ("crashed": a segfault, `os._exit`, the OOM killer), it ran past its time ("hung"), it
+    hit the workers' memory cap ("memory"), or the document's time ran out ("timeout")."""
+
+    kind: Literal["crashed", "hung", "memory", "timeout"]
+    reason: str
+
+
+# Where a stage spreads its page-level work (parse's runs of pages, describe's readings):
+# `map(fn, items)`, in order. Plain `map` runs inline; the ingest passes a process pool's map or
+# the Ray cluster's (interleaf/executor.py, interleaf/ray_engine.py), which may yield `Lost`.
+PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the `interleaf` package
 
@@ -63,7 +80,7 @@ class StageInput:
     # the unit's outputs under the stage's previously published fingerprint: rows a stage may reuse
     previous: Mapping[str, pa.Table] = field(default_factory=dict)
     cache: ContentCache | None = None
-    page_map: PageMap = map  # where page-level work runs (parse: a process pool)
+    page_map: PageMap = map  # where page-level work runs (parse's pages, describe's readings: page workers)
     source: Any = None  # what the unit is made from when no table holds it yet (parse: the file)
     checkpoint: Checkpoint | None = None
 

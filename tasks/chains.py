@@ -26,18 +26,19 @@ def run_chains(
     ended: Callable[[str, PrefectFuture[Any]], bool],
     in_flight: int,
     halted: Callable[[], bool] = lambda: False,
-    on_first_level_over: Callable[[], None] = lambda: None,
+    on_level_over: Callable[[int], None] = lambda level: None,
 ) -> None:
     """`submit(stage, document)` starts a unit; `ended(document, future)` takes its outcome and says
     whether the document goes on. Once `halted()` (a stop, a full disk), nothing new is begun: the
-    units running end, and the call returns. `on_first_level_over` is called once no document is
-    left to run the first level (parse is over: its page workers can go)."""
+    units running end, and the call returns. `on_level_over(level)` is called once for each level,
+    in order, once no document is left to run it or one before it (describe is over: the page
+    workers can go)."""
     waiting = deque(documents)
     running: dict[PrefectFuture[Any], tuple[str, int]] = {}
     units_left: dict[str, int] = {}  # a document begun -> units of its current level not ended
     level_of: dict[str, int] = {}
     going_on: dict[str, bool] = {}
-    first_level_over = False
+    levels_over = 0
 
     def begin(document: str, level: int) -> None:
         level_of[document] = level
@@ -50,12 +51,13 @@ def run_chains(
         while waiting and len(units_left) < in_flight and not halted():
             begin(waiting.popleft(), 0)
 
-    def check_first_level() -> None:
-        nonlocal first_level_over
-        in_first = any(level == 0 for level in level_of.values())
-        if not first_level_over and not in_first and (not waiting or halted()):
-            first_level_over = True
-            on_first_level_over()
+    def check_levels() -> None:
+        nonlocal levels_over
+        more_to_begin = waiting and not halted()
+        lowest = 0 if more_to_begin else min(level_of.values(), default=len(levels))
+        while levels_over < lowest:
+            on_level_over(levels_over)
+            levels_over += 1
 
     fill()
     while running:
@@ -71,5 +73,5 @@ def run_chains(
         else:
             del level_of[document]
         fill()
-        check_first_level()
-    check_first_level()
+        check_levels()
+    check_levels()

@@ -15,7 +15,8 @@ from interleaf.describe.config import OcrConfig
 from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.offline_describer import OfflineDescriber, referring_sentences
 from interleaf.describe.protocol import DescribeRequest
-from interleaf.describe.stage import DictCache, ReadingSettings, describe_document
+from interleaf.describe.reading import ReadingSettings, read_quotes
+from interleaf.describe.stage import DictCache, describe_document
 from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, raster_share
 from interleaf.evidence import contains_needle
@@ -191,32 +192,25 @@ def test_stage_caches_by_content_and_rejects_empty(scanned_lines: list[OcrLine])
     reading = ReadingSettings("ocr-fp")
 
     def run(images: dict[str, bytes], describer_fp: str, engine: CountingOcr = ocr):
-        return describe_document(
-            quotes,
-            images,
-            {0: PageText((), ())},
-            lambda q: np.zeros((4, 4, 3), np.uint8),
-            engine,
-            OfflineDescriber(),
-            describer_fp,
-            reading,
-            cache,
-        )
+        blank_page = lambda q: np.zeros((4, 4, 3), np.uint8)  # noqa: E731
+        readings = read_quotes(quotes, images, {0: PageText((), ())}, blank_page, engine, reading, cache)
+        out = describe_document(quotes, images, readings, OfflineDescriber(), describer_fp, cache, engine.name)
+        return out, sum(r.fresh for r in readings.values())
 
-    first = run(pngs, "offline-a")
+    first, read = run(pngs, "offline-a")
     rows = {r["quote_id"]: r for r in first.quote_texts.to_pylist()}
     assert rows["d-p0000-q000"]["table_md"] and rows["d-p0000-q000"]["ocr_source"] == "rapidocr"
-    assert first.read == 2 and ocr.calls == 2
+    assert read == 2 and ocr.calls == 2
     # same crops (as after a re-parse that yields identical PNGs), same describer: nothing recomputed
-    again = run(dict(pngs), "offline-a")
-    assert (again.read, again.described, ocr.calls) == (0, 0, 2)
+    again, read = run(dict(pngs), "offline-a")
+    assert (read, again.described, ocr.calls) == (0, 0, 2)
     assert again.quote_texts.to_pylist() == first.quote_texts.to_pylist()
     # another describer: descriptions again, readings from the cache
-    other = run(pngs, "offline-b")
-    assert (other.read, other.described, ocr.calls) == (0, 2, 2)
+    other, read = run(pngs, "offline-b")
+    assert (read, other.described, ocr.calls) == (0, 2, 2)
     # a crop whose pixels hold no text: a reject row, the quote keeps its row
     blank = CountingOcr([])
-    empty = run({"d-p0000-q001": b"blank-crop"}, "offline-a", blank)
+    empty, _ = run({"d-p0000-q001": b"blank-crop"}, "offline-a", blank)
     assert empty.quote_texts.num_rows == 1 and empty.quote_texts.column("ocr_text")[0].as_py() is None
     reasons = [reason for qid, reason in empty.rejects if qid == "d-p0000-q001"]
     assert any(r.startswith("ocr: no text") for r in reasons) and any(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from interleaf.executor import PageLimits, page_map
-from interleaf.parse.protocol import Lost
+from interleaf.stage import Lost
 
 
 def sleep_after_naming_the_worker(path: Path) -> int:

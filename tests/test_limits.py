@@ -13,7 +13,8 @@ import pytest
 
 from interleaf.executor import PageLimits, page_map
 from interleaf.parse.chunks import ChunkJob, run_jobs
-from interleaf.parse.protocol import Lost, PageResult, ParsedPage
+from interleaf.parse.protocol import PageResult, ParsedPage
+from interleaf.stage import Lost
 from tests.conftest import run_cli, sql_rows
 
 

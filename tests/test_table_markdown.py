@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli, sql_rows
 
 from interleaf.describe.config import DescribeConfig
-from interleaf.describe.stage import ReadingSettings, page_texts, read_quote
+from interleaf.describe.reading import ReadingSettings, page_texts, read_quote
 from interleaf.describe.table_structure import markdown_table
 from interleaf.pdf.glyphs import stand_ins
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine

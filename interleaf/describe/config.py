@@ -50,6 +50,9 @@ class DescribeConfig(Strict):
     transformers: TransformersConfig = TransformersConfig()
     openai: OpenAIConfig = OpenAIConfig()
     max_references: int = Field(3, ge=0)  # sentences referring to a figure/table kept by `offline`
+    # Readings are made in runs of this many pages holding image quotes, one page-worker job each
+    # (describe/reading.py). Speed only, never output: not fingerprinted.
+    pages_per_range: int = Field(8, ge=1)
 
     def ocr_fingerprint(self) -> dict[str, Any]:
         return self.ocr.fingerprint_config()

@@ -6,37 +6,34 @@ table for tables, and VLM-text from the configured describer. Every field carrie
 
 Work is cached per quote *content*, in two levels, through the `Cache` passed in:
   - the reading (OCR-text, table) under a key of the crop's bytes, the box's vector words and the
-    OCR config: a re-parse that yields the same crops reads nothing again;
+    OCR config: a re-parse that yields the same crops reads nothing again. Readings are made by
+    page range, spread over the page workers (describe/reading.py);
   - the description under a key of the reading, caption, references and describer config:
     switching describer re-runs only the describer.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pymupdf
 
 from interleaf.describe.config import DescribeConfig
-from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.offline_describer import referring_sentences
 from interleaf.describe.protocol import Describer, DescribeRequest
-from interleaf.describe.table_structure import markdown_table
-from interleaf.describe.vector_text import PageText, use_vector_text
-from interleaf.fingerprint import canonical_json
+from interleaf.describe.reading import (
+    Reading,
+    ReadingSettings,
+    ReadJob,
+    content_hash,
+    lost_reading,
+    page_ranges,
+    read_range,
+)
 from interleaf.kinds import PROSE_KINDS
-from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
-from interleaf.pdf.render import image_rects, render_bgr
-from interleaf.pdf.rows import rows_text
-from interleaf.pdf.rules import Rules, raster_rules, vector_rules
-from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
-from interleaf.stage import ContentCache, StageInput, StageOutput, source_digest
+from interleaf.stage import ContentCache, Lost, StageInput, StageOutput, source_digest
 from interleaf.text.references import caption_label
 from interleaf.versions import package_versions
 from interleaf.vlm.openai_chat import ModelServerError
@@ -58,86 +55,30 @@ class DictCache:
         self.data[(namespace, key)] = value
 
 
-@dataclass(frozen=True)
-class ReadingSettings:
-    ocr_fingerprint: str
-    min_conf: float = 0.5
-    min_vector_words: int = 3
-    max_raster_share: float = 0.3
-
-
 @dataclass
 class DescribeOutput:
     quote_texts: pa.Table
     rejects: list[tuple[str | None, str]] = field(default_factory=list)  # (quote_id, reason)
-    read: int = 0  # quotes read (OCR / text layer) in this call, not from cache
     described: int = 0  # quotes described in this call, not from cache
     server_failures: list[str] = field(default_factory=list)  # errors of requests the model server failed
-
-
-def _hash(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
-
-
-def read_quote(
-    quote: dict[str, Any],
-    words: list[Word],
-    page: PageText,
-    image: Callable[[], np.ndarray],
-    ocr: OcrEngine,
-    s: ReadingSettings,
-) -> dict[str, Any]:
-    """OCR-text and table Markdown of one image quote, each with its source."""
-    box = tuple(quote["bbox"])
-    ocr_error, lines = None, []
-    pixels = np.zeros((0, 0, 3), dtype=np.uint8)
-    vector = use_vector_text(words, box, page.image_rects, s.min_vector_words, s.max_raster_share)
-    if not vector:
-        try:
-            pixels = image()
-            lines = [line for line in ocr.read(pixels) if line.conf >= s.min_conf]
-        except OcrError as exc:  # one bad crop must not stop the document; it becomes a reject
-            ocr_error = f"{type(exc).__name__}: {exc}"
-        if not lines and words:  # nothing legible in pixels: the few vector words are better than nothing
-            vector = True
-    if vector:
-        text, conf, source, items = rows_text(words), 1.0, "text_layer", list(words)
-        rules = page.rules.inside(box)
-    elif lines:
-        items = ocr_words(lines)
-        text, conf, source = rows_text(items), float(np.mean([ln.conf for ln in lines])), ocr.name
-        rules = raster_rules(pixels)  # in the crop's pixels, like the OCR boxes
-    else:
-        text, conf, source, items, rules = None, None, None, [], Rules()
-    table_md = markdown_table(items, rules=rules) if quote["kind"] == "table" and items else None
-    return {
-        "ocr_text": text or None,
-        "ocr_conf": conf if text else None,
-        "ocr_source": source if text else None,
-        "table_md": table_md,
-        "table_source": source if table_md else None,
-        "ocr_error": ocr_error,
-    }
 
 
 def describe_document(
     quotes: list[dict[str, Any]],
     images: dict[str, bytes],
-    pages: dict[int, PageText],
-    render: Callable[[dict[str, Any]], np.ndarray],
-    ocr: OcrEngine,
+    readings: Mapping[str, Reading],
     describer: Describer,
     describer_fingerprint: str,
-    reading: ReadingSettings,
     cache: ContentCache,
+    ocr_name: str,
     kinds: Sequence[str] = ("figure", "table", "equation"),
     max_references: int = 3,
 ) -> DescribeOutput:
-    """Describe every image quote of one document.
+    """Describe every image quote of one document, from its readings (describe/reading.py).
 
     quotes: the document's `quotes` rows (all kinds: text quotes supply the references);
-    images: quote_id -> PNG crop bytes; pages: page_idx -> visible words and raster rects;
-    render: the quote's box as a BGR image at OCR resolution (called only on a cache miss).
+    images: quote_id -> PNG crop bytes; readings: quote_id -> its reading; ocr_name: the engine
+    named in the reject of a quote nothing could be read from.
     """
     texts = [q["text"] for q in quotes if q["kind"] in PROSE_KINDS and not q.get("furniture") and q.get("text")]
     targets = [q for q in quotes if q["kind"] in kinds and q["quote_id"] in images]
@@ -145,16 +86,8 @@ def describe_document(
     rows, requests, pending = [], [], []
     for q in targets:
         qid, png = q["quote_id"], images[q["quote_id"]]
-        page = pages.get(q["page_idx"], PageText((), ()))
-        words = words_in_box(page.words, tuple(q["bbox"]))
-        png_sha = hashlib.sha256(png).hexdigest()
-        read_key = _hash([png_sha, q["kind"], [(w.x0, w.y0, w.x1, w.y1, w.text) for w in words], reading])
-        got = cache.get("read", read_key)
-        if got is None:
-            got = read_quote(q, words, page, lambda q=q: render(q), ocr, reading)
-            out.read += 1
-            if got["ocr_error"] is None:
-                cache.put("read", read_key, got)
+        reading = readings[qid]
+        got = reading.values
         refs = referring_sentences(caption_label(q.get("caption")), texts, max_references)
         request = DescribeRequest(
             quote_id=qid,
@@ -167,16 +100,20 @@ def describe_document(
             table_md=got["table_md"],
             references=tuple(refs),
         )
-        desc_key = _hash([read_key, q.get("caption"), refs, q["kind"], q["page_idx"], describer_fingerprint])
+        # a lost reading has no key: its description is neither looked up nor kept
+        desc_key = reading.key and content_hash(
+            [reading.key, q.get("caption"), refs, q["kind"], q["page_idx"], describer_fingerprint]
+        )
         row = {"quote_id": qid, "doc_id": q["doc_id"], "page_idx": q["page_idx"], "kind": q["kind"]}
-        row |= {k: v for k, v in got.items() if k != "ocr_error"} | {"png_sha256": png_sha, "content_key": desc_key}
+        row |= {k: v for k, v in got.items() if k != "ocr_error"}
+        row |= {"png_sha256": reading.png_sha256, "content_key": desc_key or None}
         if got["ocr_error"]:
             out.rejects.append((qid, f"ocr failed: {got['ocr_error']}"))
         elif not got["ocr_text"]:
-            out.rejects.append((qid, f"ocr: no text found in the {q['kind']} (text layer and {ocr.name})"))
+            out.rejects.append((qid, f"ocr: no text found in the {q['kind']} (text layer and {ocr_name})"))
         if q["kind"] == "table" and not got["table_md"]:
             out.rejects.append((qid, "table structure: no words to build a Markdown table from"))
-        described = cache.get("describe", desc_key)
+        described = cache.get("describe", desc_key) if desc_key else None
         if described is None:
             requests.append(request)
             pending.append((row, desc_key))
@@ -195,7 +132,7 @@ def describe_document(
         out.described += 1
         if value["vlm_text"] is None:
             out.rejects.append((row["quote_id"], f"describe ({describer.name}): {desc.error or 'empty description'}"))
-        else:
+        elif key:
             cache.put("describe", key, value)
         row |= value
     for row in rows:
@@ -204,31 +141,25 @@ def describe_document(
     return out
 
 
-def page_texts(
-    pdf: pymupdf.Document,
-    page_rows: dict[int, dict[str, Any]],
-    wanted: set[int],
-    ocr: OcrEngine | None = None,
-    ruled: set[int] = frozenset(),  # type: ignore[assignment]
-) -> dict[int, PageText]:
-    """Visible words and raster image rectangles of the pages holding image quotes, and the ruling
-    lines of the `ruled` pages (those holding tables). Pages read by OCR at parse time (no usable
-    text layer) contribute no words: their text is in the pixels. `ocr` reads a glyph the text
-    layer writes as a control character and its font leaves unnamed."""
-    out = {}
-    for idx in sorted(wanted):
-        page = pdf[idx]
-        info = page_rows.get(idx, {})
-        words = []
-        if info.get("has_text_layer", True) and not info.get("ocr_used", False):
-            words, _hidden = text_layer_words(page, ocr)
-        out[idx] = PageText(tuple(words), image_rects(page), vector_rules(page) if idx in ruled else Rules())
-    return out
-
-
-def renderer(pdf: pymupdf.Document, dpi: int) -> Callable[[dict[str, Any]], np.ndarray]:
-    """The quote's box as a BGR image at `dpi` (OCR engines take BGR)."""
-    return lambda quote: render_bgr(pdf[quote["page_idx"]], dpi, tuple(quote["bbox"]))
+def read_by_range(
+    given: StageInput,
+    targets: list[dict[str, Any]],
+    images: Mapping[str, bytes],
+    job: Callable[[tuple[int, ...], list[dict[str, Any]]], ReadJob],
+    pages_per_range: int,
+) -> dict[str, Reading]:
+    """Each target's reading, its pages' runs spread over the stage's page map (describe/reading.py)."""
+    ranges = [job(pages, quotes) for pages, quotes in page_ranges(targets, pages_per_range)]
+    readings: dict[str, Reading] = {}
+    for range_job, result in zip(ranges, given.page_map(read_range, ranges), strict=True):
+        if isinstance(result, Lost):
+            first, last = range_job.pages[0] + 1, range_job.pages[-1] + 1
+            reason = f"the reading of pages {first}-{last} did not end: {result.reason}"
+            qids = [q["quote_id"] for q in range_job.quotes if q["quote_id"] in images]
+            readings |= {qid: lost_reading(images[qid], reason) for qid in qids}
+        else:
+            readings |= result
+    return readings
 
 
 class DescribeStage:
@@ -270,7 +201,7 @@ class DescribeStage:
         read |= package_versions(("rapidocr", "paddleocr", "pymupdf"))
         describe = {"describer": self.settings.describer_fingerprint(), "prompts": self._prompts, "code": code}
         describe |= {"model": self.describer.model or ""}
-        return {"read": _hash(read)[:16], "describe": _hash(describe)[:16]}
+        return {"read": content_hash(read)[:16], "describe": content_hash(describe)[:16]}
 
     def run(self, given: StageInput) -> StageOutput:
         config = self.settings
@@ -281,36 +212,45 @@ class DescribeStage:
         crops = {q["quote_id"]: given.root / q["img_path"] for q in targets}
         images = {qid: path.read_bytes() for qid, path in crops.items() if path.exists()}
         spaces = self.namespaces()
-        reading = ReadingSettings(
+        settings = ReadingSettings(
             spaces["read"], config.ocr.min_conf, config.ocr.min_vector_words, config.ocr.max_raster_share
         )
         cache = NamespacedCache(given.cache or DictCache(), spaces)
-        with pymupdf.open(Path(document["path"])) as pdf:
-            out = describe_document(
-                quotes,
-                images,
-                page_texts(
-                    pdf,
-                    pages,
-                    {q["page_idx"] for q in targets},
-                    CachedOcr(self.ocr, cache),  # its glyph readings outlive a change of describer
-                    {q["page_idx"] for q in targets if q["kind"] == "table"},
-                ),
-                renderer(pdf, config.ocr.dpi),
-                self.ocr,
-                self.describer,
-                spaces["describe"],
-                reading,
-                cache,
-                kinds=config.kinds,
-                max_references=config.max_references,
+
+        def job(run: tuple[int, ...], on_pages: list[dict[str, Any]]) -> ReadJob:
+            fields = ("quote_id", "kind", "page_idx", "bbox", "img_path")
+            return ReadJob(
+                pdf_path=document["path"],
+                pages=run,
+                quotes=tuple({f: q[f] for f in fields} for q in on_pages),
+                page_rows={p: pages.get(p, {}) for p in run},
+                root=str(given.root),
+                dpi=config.ocr.dpi,
+                ocr=self.ocr,
+                settings=settings,
+                cache=cache,
             )
+
+        present = [q for q in targets if q["quote_id"] in images]
+        readings = read_by_range(given, present, images, job, config.pages_per_range)
+        out = describe_document(
+            quotes,
+            images,
+            readings,
+            self.describer,
+            spaces["describe"],
+            cache,
+            self.ocr.name,
+            kinds=config.kinds,
+            max_references=config.max_references,
+        )
         if out.server_failures:
             # the descriptions it did give are cached: a rerun asks for the failed ones only
             failed = out.server_failures
             raise ModelServerError(config.openai.base_url, len(failed), out.described + len(failed), failed[0])
         rejects = out.rejects + [(qid, "describe: crop file missing") for qid in crops if qid not in images]
-        counts = {"quotes": out.quote_texts.num_rows, "read": out.read, "described": out.described}
+        read = sum(r.fresh for r in readings.values())
+        counts = {"quotes": out.quote_texts.num_rows, "read": read, "described": out.described}
         return StageOutput({"quote_texts": out.quote_texts}, rejects=rejects, counts=counts)
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pymupdf
 
-from interleaf.parse.protocol import Lost, PageMap, PageRejected, PageResult, ParsedPage, ParsedQuote
+from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
 from interleaf.pdf.document import MUPDF_ERRORS, mupdf_errors, open_pdf
+from interleaf.stage import Lost, PageMap
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).
 # It must be a module-level function: jobs are pickled to worker processes.

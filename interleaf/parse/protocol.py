@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol
 
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Lost:
-    """What a page map yields in place of an item's result when the item did not end: its worker
-    died ("crashed": a segfault, `os._exit`, the OOM killer), it ran past its time ("hung"), it
-    hit the workers' memory cap ("memory"), or the document's time ran out ("timeout")."""
-
-    kind: Literal["crashed", "hung", "memory", "timeout"]
-    reason: str
-
-
-# How a parser may spread page-level work: `map(fn, items)`, in order. Plain `map` runs inline;
-# the ingest task passes a process pool's map (interleaf/executor.py), which may yield `Lost`.
-PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]
+from interleaf.stage import PageMap
 
 
 @dataclass

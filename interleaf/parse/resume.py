@@ -20,8 +20,8 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf.parse.chunks import ChunkJob
-from interleaf.parse.protocol import Lost, PageMap, PageRejected, PageResult, ParsedPage, ParsedQuote
-from interleaf.stage import Checkpoint
+from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
+from interleaf.stage import Checkpoint, Lost, PageMap
 from warehouse import schemas
 
 TABLE = "page_results"

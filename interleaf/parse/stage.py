@@ -11,10 +11,10 @@ import pyarrow as pa
 
 from interleaf.errors import DocumentError, StageError, WarehouseWriteError
 from interleaf.parse.config import LimitsConfig, ParseConfig
-from interleaf.parse.protocol import PageMap, ParsedDocument, Parser
+from interleaf.parse.protocol import ParsedDocument, Parser
 from interleaf.parse.resume import ResumeCount, resumable
 from interleaf.pdf.document import page_count_and_title
-from interleaf.stage import StageInput, StageOutput
+from interleaf.stage import PageMap, StageInput, StageOutput
 from interleaf.structure import PARSE_MODULES
 from interleaf.structure.furniture import running_furniture
 from interleaf.structure.outline import OutlineEntry, read_outline

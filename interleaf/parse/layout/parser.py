@@ -15,12 +15,13 @@ from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout import regions as rg
 from interleaf.parse.layout.model import detect_regions
 from interleaf.parse.layout.reading_order import reading_order
-from interleaf.parse.protocol import PageMap, PageResult, ParsedDocument, ParsedPage, ParsedQuote
+from interleaf.parse.protocol import PageResult, ParsedDocument, ParsedPage, ParsedQuote
 from interleaf.pdf.document import page_count_and_title
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import crop_png, render_bgr
 from interleaf.pdf.words import Word, ocr_words, text_layer_usable, text_layer_words
+from interleaf.stage import PageMap
 
 
 def _is_blank(image_bgr: np.ndarray) -> bool:

@@ -20,7 +20,8 @@ from typing import Any
 from interleaf.errors import ConfigError, DocumentError
 from interleaf.parse.config import ContentListConfig
 from interleaf.parse.mineru.content_list import read_content_list
-from interleaf.parse.protocol import PageMap, ParsedDocument
+from interleaf.parse.protocol import ParsedDocument
+from interleaf.stage import PageMap
 
 SUFFIX = "_content_list.json"
 

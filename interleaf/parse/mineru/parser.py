@@ -39,9 +39,10 @@ from interleaf.parse.mineru.common import (
     table_text_and_html,
     unrotate_page,
 )
-from interleaf.parse.protocol import PageMap, PageResult, ParsedDocument, ParsedQuote
+from interleaf.parse.protocol import PageResult, ParsedDocument, ParsedQuote
 from interleaf.pdf.document import page_count_and_title
 from interleaf.pdf.render import crop_png
+from interleaf.stage import PageMap
 
 # MinerU 4 block type -> quote kind, for blocks that carry a caption / footnote / body.
 VISUAL_KINDS = {"image": "figure", "chart": "figure", "table": "table", "code": "code"}

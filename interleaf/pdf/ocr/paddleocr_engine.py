@@ -74,6 +74,10 @@ class PaddleOcrEngine:
     def fingerprint_config(self) -> dict[str, Any]:
         return {"engine": "paddleocr", **self.config.model_dump(exclude={"device"})}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled to a page worker without the loaded pipeline: each worker loads its own."""
+        return {**self.__dict__, "_ocr": None}
+
     def _engine(self) -> Any:
         if self._ocr is None:
             from paddleocr import PaddleOCR  # optional extra: never imported unless configured

@@ -1,0 +1,82 @@
+"""Describe's readings by page range (describe/reading.py), on a real document: spread over page
+workers they give the rows read in one piece, and a describe cut short after some ranges reads only
+the others on its rerun."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from interleaf import interrupt
+from interleaf.describe.config import DescribeConfig
+from interleaf.describe.stage import DescribeStage, DictCache
+from interleaf.executor import PageLimits, page_map
+from interleaf.kinds import CROPPED_KINDS
+from interleaf.stage import PageMap, StageInput
+from tests.conftest import run_cli, view_tables
+
+DOC = "olap-logs-fr.pdf"  # 12 pages; its figures and tables spread over several of them
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path, dict[str, pa.Table]]:
+    root = tmp_path_factory.mktemp("ranges") / "warehouse"
+    run_cli(root, "ingest", str(corpus / "docs" / DOC))
+    documents, pages, quotes = view_tables(root, "documents", "pages", "quotes")
+    return root, {"documents": documents, "pages": pages, "quotes": quotes}
+
+
+def describe(
+    parsed: tuple[Path, dict[str, pa.Table]], pages_per_range: int, cache: DictCache, pages: PageMap = map
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    root, tables = parsed
+    stage = DescribeStage(DescribeConfig(pages_per_range=pages_per_range))
+    unit = tables["documents"].column("doc_id")[0].as_py()
+    out = stage.run(StageInput(unit, tables, root, cache=cache, page_map=pages))
+    return out.tables["quote_texts"].to_pylist(), out.counts
+
+
+def image_pages(tables: dict[str, pa.Table]) -> int:
+    quotes = tables["quotes"].to_pylist()
+    return len({q["page_idx"] for q in quotes if q["kind"] in CROPPED_KINDS and q["img_path"]})
+
+
+def test_readings_spread_over_page_workers_give_the_rows_read_in_one_piece(
+    parsed: tuple[Path, dict[str, pa.Table]], fresh_pools: None
+) -> None:
+    assert image_pages(parsed[1]) >= 3  # else one range per page is no spread
+    whole, counts = describe(parsed, 1000, DictCache())
+    assert counts["read"] == len(whole) > 0
+    # one page per range, on two worker processes (the cache goes to them pickled: nothing is shared)
+    spread, _ = describe(parsed, 1, DictCache(), page_map(2, limits=PageLimits(item_timeout_s=120)))
+    assert spread == whole
+
+
+def stopped_after(ranges: int) -> PageMap:
+    """Runs the ranges inline, and the stop comes after the first `ranges` of them."""
+
+    def mapped(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        for done, item in enumerate(items):
+            if done == ranges:
+                raise interrupt.Interrupted("stopped for the test")
+            yield fn(item)
+
+    return mapped
+
+
+def test_a_describe_cut_short_reads_only_the_ranges_it_had_not_read(parsed: tuple[Path, dict[str, pa.Table]]) -> None:
+    images = [q for q in parsed[1]["quotes"].to_pylist() if q["kind"] in CROPPED_KINDS and q["img_path"]]
+    first_pages = sorted({q["page_idx"] for q in images})[:2]
+    in_first = sum(q["page_idx"] in first_pages for q in images)
+    reference, _ = describe(parsed, 1, DictCache())
+    cache = DictCache()
+    with pytest.raises(interrupt.Interrupted):
+        describe(parsed, 1, cache, stopped_after(2))
+    rerun, counts = describe(parsed, 1, cache)
+    assert 0 < in_first < len(reference)
+    assert counts["read"] == len(reference) - in_first
+    assert rerun == reference
