@@ -32,8 +32,8 @@ def main() -> None:
     from interleaf.config import load_settings
     from interleaf.describe.offline_describer import OfflineDescriber, referring_sentences
     from interleaf.describe.protocol import DescribeRequest
-    from interleaf.describe.registry import get_ocr_engine
     from interleaf.describe.reading import ReadingSettings, page_texts, read_quote, renderer
+    from interleaf.describe.registry import get_ocr_engine
     from interleaf.describe.vector_text import PageText
     from interleaf.kinds import PROSE_KINDS
     from interleaf.pdf.words import words_in_box
