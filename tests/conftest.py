@@ -3,6 +3,8 @@ per session through the real CLI."""
 
 from __future__ import annotations
 
+import atexit
+import faulthandler
 import json
 import os
 import subprocess
@@ -103,3 +105,29 @@ def fresh_pools() -> Iterator[None]:
     shutdown_pools()
     yield
     shutdown_pools()
+
+
+# -- the runner's own exit ----------------------------------------------------------------------
+# This process holds torch, ONNX Runtime, tokenizers, DuckDB and MuPDF at once, each with native
+# threads and static destructors. One CI run crashed (SIGSEGV) in the interpreter's teardown after
+# "523 passed": the suite's verdict was lost to the teardown order of five native libraries.
+# So once pytest has reported, the atexit handlers run (page pools shut, pytest's locks removed)
+# with faulthandler on, so a crash there still prints its threads' stacks and fails the run, and
+# then the process exits with pytest's status, skipping only module teardown. The commands users
+# run are not covered by this: the tests run them as subprocesses and check how they exit.
+_exit_status: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _exit_status[:] = [int(exitstatus)]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not _exit_status:  # pytest stopped before a session ran (a usage error): its normal exit
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    faulthandler.enable(file=sys.__stderr__, all_threads=True)
+    atexit._run_exitfuncs()
+    os._exit(_exit_status[0])
