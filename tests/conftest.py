@@ -115,19 +115,19 @@ def fresh_pools() -> Iterator[None]:
 # with faulthandler on, so a crash there still prints its threads' stacks and fails the run, and
 # then the process exits with pytest's status, skipping only module teardown. The commands users
 # run are not covered by this: the tests run them as subprocesses and check how they exit.
-_exit_status: list[int] = []
+_EXIT_STATUS = pytest.StashKey[int]()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    _exit_status[:] = [int(exitstatus)]
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if not _exit_status:  # pytest stopped before a session ran (a usage error): its normal exit
+    if _EXIT_STATUS not in config.stash:  # pytest stopped before a session ran (a usage error): its normal exit
         return
     sys.stdout.flush()
     sys.stderr.flush()
     faulthandler.enable(file=sys.__stderr__, all_threads=True)
     atexit._run_exitfuncs()
-    os._exit(_exit_status[0])
+    os._exit(config.stash[_EXIT_STATUS])
