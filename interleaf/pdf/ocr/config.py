@@ -8,7 +8,10 @@ from interleaf.strict import Strict
 
 
 class RapidOcrConfig(Strict):
-    threads: int = Field(2, ge=1, le=64)  # onnxruntime intra-op threads; the default (-1) oversubscribes
+    # ONNX Runtime threads of each RapidOCR read, in each page worker (describe's readings run there).
+    # Measured on 2 cores, the 400-page manual's ingest on 2 page workers: describe 235 s with 1
+    # thread, 335 s with 2 (the same readings); RapidOCR's own default (-1: every core) is worse still.
+    threads: int = Field(1, ge=1, le=64)
 
 
 class PaddleOcrConfig(Strict):
