@@ -16,7 +16,7 @@ from interleaf.describe.config import DescribeConfig
 from interleaf.describe.stage import DescribeStage, DictCache
 from interleaf.executor import PageLimits, page_map
 from interleaf.kinds import CROPPED_KINDS
-from interleaf.stage import PageMap, StageInput
+from interleaf.stage import Lost, PageMap, StageInput
 from tests.conftest import run_cli, view_tables
 
 DOC = "olap-logs-fr.pdf"  # 12 pages; its figures and tables spread over several of them
@@ -79,4 +79,43 @@ def test_a_describe_cut_short_reads_only_the_ranges_it_had_not_read(parsed: tupl
     rerun, counts = describe(parsed, 1, cache)
     assert 0 < in_first < len(reference)
     assert counts["read"] == len(reference) - in_first
+    assert rerun == reference
+
+
+def lost_first() -> PageMap:
+    """Runs the ranges inline, but the first one's worker "crashes"."""
+
+    def mapped(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        for done, item in enumerate(items):
+            yield Lost("crashed", "worker process died (signal 9)") if done == 0 else fn(item)
+
+    return mapped
+
+
+def test_a_range_lost_in_its_worker_becomes_rejects_and_is_read_on_the_rerun(
+    parsed: tuple[Path, dict[str, pa.Table]],
+) -> None:
+    root, tables = parsed
+    images = [q for q in tables["quotes"].to_pylist() if q["kind"] in CROPPED_KINDS and q["img_path"]]
+    first_page = min(q["page_idx"] for q in images)
+    lost_ids = {q["quote_id"] for q in images if q["page_idx"] == first_page}
+    reference, _ = describe(parsed, 1, DictCache())
+    stage, cache = DescribeStage(DescribeConfig(pages_per_range=1)), DictCache()
+    unit = tables["documents"].column("doc_id")[0].as_py()
+    out = stage.run(StageInput(unit, tables, root, cache=cache, page_map=lost_first()))
+    rows = {r["quote_id"]: r for r in out.tables["quote_texts"].to_pylist()}
+    reasons = {qid: reason for qid, reason in out.rejects if reason.startswith("ocr failed")}
+    assert set(reasons) == lost_ids, reasons
+    page = f"pages {first_page + 1}-{first_page + 1}"
+    assert all(page in r and "worker process died" in r for r in reasons.values()), reasons
+    assert all(rows[qid]["ocr_text"] is None and rows[qid]["png_sha256"] for qid in lost_ids)
+    # the lost quotes' crops are still named by their hash, and the other ranges were read as usual
+    by_id = {r["quote_id"]: r for r in reference}
+    assert all(rows[qid]["png_sha256"] == by_id[qid]["png_sha256"] for qid in lost_ids)
+    assert [r for r in rows.values() if r["quote_id"] not in lost_ids] == [
+        r for r in reference if r["quote_id"] not in lost_ids
+    ]
+    # a lost reading is not cached: the rerun reads exactly those quotes, and ends as the reference
+    rerun, counts = describe(parsed, 1, cache)
+    assert counts["read"] == len(lost_ids)
     assert rerun == reference

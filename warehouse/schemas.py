@@ -341,7 +341,9 @@ QUOTE_TEXTS = pa.schema(
         pa.field("page_idx", pa.int32(), nullable=False),
         pa.field("kind", pa.string(), nullable=False),  # figure, table, equation
         pa.field("png_sha256", pa.string(), nullable=False),  # the crop's bytes: the cache key's root
-        pa.field("content_key", pa.string(), nullable=False),  # crop + reading + describer config
+        # crop + reading + describer config; null when the reading was lost in its worker (a reject
+        # says so): nothing was read, so nothing is cached under a key
+        pa.field("content_key", pa.string()),
         pa.field("ocr_text", pa.string()),  # lines in reading order
         pa.field("ocr_conf", pa.float32()),  # mean line confidence; 1.0 for the text layer
         pa.field("ocr_source", pa.string()),  # text_layer, rapidocr, paddleocr

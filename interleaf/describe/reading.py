@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -103,24 +102,23 @@ def read_quote(
 
 def read_quotes(
     quotes: Iterable[dict[str, Any]],
-    images: Mapping[str, bytes],
+    crop_hashes: Mapping[str, str],
     pages: Mapping[int, PageText],
     render: Callable[[dict[str, Any]], np.ndarray],
     ocr: OcrEngine,
     settings: ReadingSettings,
     cache: ContentCache,
 ) -> dict[str, Reading]:
-    """The reading of each quote with a crop in `images`, from the cache or read now and cached
-    (a failed OCR is not cached: the next run tries again). `render`: the quote's box as a BGR image
-    at OCR resolution, called only on a cache miss."""
+    """The reading of each quote with a crop in `crop_hashes` (quote_id -> the SHA-256 of its PNG
+    crop), from the cache or read now and cached (a failed OCR is not cached: the next run tries
+    again). `render`: the quote's box as a BGR image at OCR resolution, called only on a cache miss."""
     out = {}
     for q in quotes:
-        png = images.get(q["quote_id"])
-        if png is None:
+        png_sha = crop_hashes.get(q["quote_id"])
+        if png_sha is None:
             continue
         page = pages.get(q["page_idx"], PageText((), ()))
         words = words_in_box(page.words, tuple(q["bbox"]))
-        png_sha = hashlib.sha256(png).hexdigest()
         key = content_hash([png_sha, q["kind"], [(w.x0, w.y0, w.x1, w.y1, w.text) for w in words], settings])
         got = cache.get(READ, key)
         fresh = got is None
@@ -132,10 +130,10 @@ def read_quotes(
     return out
 
 
-def lost_reading(png: bytes, reason: str) -> Reading:
+def lost_reading(png_sha256: str, reason: str) -> Reading:
     """A quote whose range of pages did not end in its worker (crashed, hung, over the memory cap)."""
     values = dict.fromkeys(("ocr_text", "ocr_conf", "ocr_source", "table_md", "table_source"))
-    return Reading("", hashlib.sha256(png).hexdigest(), {**values, "ocr_error": reason}, True)
+    return Reading("", png_sha256, {**values, "ocr_error": reason}, True)
 
 
 def page_texts(
@@ -168,13 +166,14 @@ def renderer(pdf: pymupdf.Document, dpi: int) -> Callable[[dict[str, Any]], np.n
 @dataclass(frozen=True)
 class ReadJob:
     """The image quotes of a run of pages, to read in a page worker. Everything in it is pickled to
-    the worker: the crops are read there from the warehouse (a path every worker sees)."""
+    the worker, which renders what it must OCR from the PDF (a path every worker sees): the crops
+    themselves stay with the stage, which sends only their hashes (the readings' cache keys)."""
 
     pdf_path: str
     pages: tuple[int, ...]
-    quotes: tuple[dict[str, Any], ...]  # the image quotes on `pages` (quote_id, kind, page_idx, bbox, img_path)
+    # the image quotes on `pages` whose crop is stored (quote_id, kind, page_idx, bbox, png_sha256)
+    quotes: tuple[dict[str, Any], ...]
     page_rows: Mapping[int, Mapping[str, Any]]  # has_text_layer, ocr_used of `pages`
-    root: str  # the warehouse: crops are under it
     dpi: int
     ocr: OcrEngine
     settings: ReadingSettings
@@ -186,18 +185,13 @@ class ReadJob:
 
 
 def read_range(job: ReadJob) -> dict[str, Reading]:
-    """Module-level so a process pool can run it. Quotes whose crop file is missing are left out
-    (the stage rejects them)."""
-    images = {}
-    for q in job.quotes:
-        path = Path(job.root) / q["img_path"]
-        if path.exists():
-            images[q["quote_id"]] = path.read_bytes()
+    """Module-level so a process pool can run it."""
+    crop_hashes = {q["quote_id"]: q["png_sha256"] for q in job.quotes}
     ruled = {q["page_idx"] for q in job.quotes if q["kind"] == "table"}
     with pymupdf.open(job.pdf_path) as pdf:
         # the text layer's stand-in glyphs are read by OCR once: their readings are cached too
         pages = page_texts(pdf, job.page_rows, set(job.pages), CachedOcr(job.ocr, job.cache, READ), ruled)
-        return read_quotes(job.quotes, images, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
+        return read_quotes(job.quotes, crop_hashes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
 
 
 def page_ranges(quotes: Sequence[dict[str, Any]], size: int) -> list[tuple[tuple[int, ...], list[dict[str, Any]]]]:

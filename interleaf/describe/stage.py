@@ -14,6 +14,7 @@ Work is cached per quote *content*, in two levels, through the `Cache` passed in
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,19 +145,18 @@ def describe_document(
 def read_by_range(
     given: StageInput,
     targets: list[dict[str, Any]],
-    images: Mapping[str, bytes],
     job: Callable[[tuple[int, ...], list[dict[str, Any]]], ReadJob],
     pages_per_range: int,
 ) -> dict[str, Reading]:
-    """Each target's reading, its pages' runs spread over the stage's page map (describe/reading.py)."""
+    """Each target's reading (its crop is stored), its pages' runs spread over the stage's page map
+    (describe/reading.py)."""
     ranges = [job(pages, quotes) for pages, quotes in page_ranges(targets, pages_per_range)]
     readings: dict[str, Reading] = {}
     for range_job, result in zip(ranges, given.page_map(read_range, ranges), strict=True):
         if isinstance(result, Lost):
             first, last = range_job.pages[0] + 1, range_job.pages[-1] + 1
             reason = f"the reading of pages {first}-{last} did not end: {result.reason}"
-            qids = [q["quote_id"] for q in range_job.quotes if q["quote_id"] in images]
-            readings |= {qid: lost_reading(images[qid], reason) for qid in qids}
+            readings |= {q["quote_id"]: lost_reading(q["png_sha256"], reason) for q in range_job.quotes}
         else:
             readings |= result
     return readings
@@ -218,21 +218,21 @@ class DescribeStage:
         cache = NamespacedCache(given.cache or DictCache(), spaces)
 
         def job(run: tuple[int, ...], on_pages: list[dict[str, Any]]) -> ReadJob:
-            fields = ("quote_id", "kind", "page_idx", "bbox", "img_path")
+            fields = ("quote_id", "kind", "page_idx", "bbox")
             return ReadJob(
                 pdf_path=document["path"],
                 pages=run,
-                quotes=tuple({f: q[f] for f in fields} for q in on_pages),
+                quotes=tuple({f: q[f] for f in fields} | {"png_sha256": crop_hashes[q["quote_id"]]} for q in on_pages),
                 page_rows={p: pages.get(p, {}) for p in run},
-                root=str(given.root),
                 dpi=config.ocr.dpi,
                 ocr=self.ocr,
                 settings=settings,
                 cache=cache,
             )
 
+        crop_hashes = {qid: hashlib.sha256(png).hexdigest() for qid, png in images.items()}
         present = [q for q in targets if q["quote_id"] in images]
-        readings = read_by_range(given, present, images, job, config.pages_per_range)
+        readings = read_by_range(given, present, job, config.pages_per_range)
         out = describe_document(
             quotes,
             images,
