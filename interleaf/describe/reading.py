@@ -102,21 +102,18 @@ def read_quote(
 
 def read_quotes(
     quotes: Iterable[dict[str, Any]],
-    crop_hashes: Mapping[str, str],
     pages: Mapping[int, PageText],
     render: Callable[[dict[str, Any]], np.ndarray],
     ocr: OcrEngine,
     settings: ReadingSettings,
     cache: ContentCache,
 ) -> dict[str, Reading]:
-    """The reading of each quote with a crop in `crop_hashes` (quote_id -> the SHA-256 of its PNG
-    crop), from the cache or read now and cached (a failed OCR is not cached: the next run tries
-    again). `render`: the quote's box as a BGR image at OCR resolution, called only on a cache miss."""
+    """The reading of each quote (its `png_sha256`: the SHA-256 of its stored PNG crop), from the
+    cache or read now and cached (a failed OCR is not cached: the next run tries again). `render`:
+    the quote's box as a BGR image at OCR resolution, called only on a cache miss."""
     out = {}
     for q in quotes:
-        png_sha = crop_hashes.get(q["quote_id"])
-        if png_sha is None:
-            continue
+        png_sha = q["png_sha256"]
         page = pages.get(q["page_idx"], PageText((), ()))
         words = words_in_box(page.words, tuple(q["bbox"]))
         key = content_hash([png_sha, q["kind"], [(w.x0, w.y0, w.x1, w.y1, w.text) for w in words], settings])
@@ -186,12 +183,11 @@ class ReadJob:
 
 def read_range(job: ReadJob) -> dict[str, Reading]:
     """Module-level so a process pool can run it."""
-    crop_hashes = {q["quote_id"]: q["png_sha256"] for q in job.quotes}
     ruled = {q["page_idx"] for q in job.quotes if q["kind"] == "table"}
     with pymupdf.open(job.pdf_path) as pdf:
         # the text layer's stand-in glyphs are read by OCR once: their readings are cached too
         pages = page_texts(pdf, job.page_rows, set(job.pages), CachedOcr(job.ocr, job.cache, READ), ruled)
-        return read_quotes(job.quotes, crop_hashes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
+        return read_quotes(job.quotes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
 
 
 def page_ranges(quotes: Sequence[dict[str, Any]], size: int) -> list[tuple[tuple[int, ...], list[dict[str, Any]]]]:
