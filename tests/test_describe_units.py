@@ -4,6 +4,7 @@ descriptions, prompts, the PaddleOCR mapping and the content cache."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from pathlib import Path
 
@@ -193,7 +194,13 @@ def test_stage_caches_by_content_and_rejects_empty(scanned_lines: list[OcrLine])
 
     def run(images: dict[str, bytes], describer_fp: str, engine: CountingOcr = ocr):
         blank_page = lambda q: np.zeros((4, 4, 3), np.uint8)  # noqa: E731
-        readings = read_quotes(quotes, images, {0: PageText((), ())}, blank_page, engine, reading, cache)
+        # as the stage sends them: the quotes with a stored crop, each with its crop's hash
+        stored = [
+            q | {"png_sha256": hashlib.sha256(images[q["quote_id"]]).hexdigest()}
+            for q in quotes
+            if q["quote_id"] in images
+        ]
+        readings = read_quotes(stored, {0: PageText((), ())}, blank_page, engine, reading, cache)
         out = describe_document(quotes, images, readings, OfflineDescriber(), describer_fp, cache, engine.name)
         return out, sum(r.fresh for r in readings.values())
 
