@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from interleaf.ray_engine import node_environment
+
 RAY = str(Path(sys.executable).with_name("ray"))
 START_S = 120.0  # a node's first start on a loaded 2-core machine took up to ~40 s
 
@@ -34,7 +36,7 @@ def _node(args: list[str], cpus: float, log: Path) -> subprocess.Popen[bytes]:
             [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus", f"{cpus:g}", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **node_environment(cpus)},
             start_new_session=True,
         )
 
