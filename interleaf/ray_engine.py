@@ -64,8 +64,9 @@ def worker_environment() -> dict[str, str]:
 # A unit waiting on its runs of pages releases its CPU, and a second process runs the runs, so each
 # document's parse and describe started fresh processes that imported Interleaf and loaded their
 # models again: 19 of them for docs/ on 2 nodes of 1 CPU. Two per CPU keeps both: 6 processes,
-# and that ingest took 187 s instead of 207 s (its peak PSS went from 4.3 to 4.9 GB: each process
-# keeps the models of what it ran).
+# and that ingest took 187 s instead of 207 s; the bench's docs/ + scale/ took 632 s instead of 712 s.
+# The cost is memory, since each process keeps the models of what it ran: the bench's peak PSS went
+# from 4.8 to 6.4 GB (README "Scaling out").
 WORKERS_PER_CPU = 2
 
 
