@@ -17,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from benchmarks.prefect_home import seeded
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
 
@@ -37,7 +39,7 @@ def run_cli(warehouse: Path, *args: str, timeout: float = 1200, check: bool = Tr
     env = {
         **os.environ,
         "INTERLEAF_WAREHOUSE": str(warehouse),
-        "PREFECT_HOME": str(warehouse.parent / ".prefect-home"),
+        "PREFECT_HOME": seeded(warehouse.parent / ".prefect-home"),
         "COLUMNS": "200",
     }
     started = time.perf_counter()

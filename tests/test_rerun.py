@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.prefect_home import seeded
 from tests.conftest import REPO, run_cli, sql_rows
 
 SMALL_DOCS = [
@@ -68,7 +69,7 @@ def test_unknown_stage_is_a_clear_error(reference: Path) -> None:
 
 
 def _spawn_ingest(root: Path, files: list[str]) -> subprocess.Popen[str]:
-    env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root), "PREFECT_HOME": str(root.parent / ".prefect-home")}
+    env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root), "PREFECT_HOME": seeded(root.parent / ".prefect-home")}
     return subprocess.Popen(
         [sys.executable, "-m", "interleaf.cli", "ingest", *files],
         cwd=REPO,

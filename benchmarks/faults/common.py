@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from benchmarks.prefect_home import seeded
+
 REPO = Path(__file__).resolve().parents[2]
 
 Size = Literal["ci", "full"]
@@ -71,7 +73,7 @@ def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:
     return {
         **os.environ,
         "INTERLEAF_WAREHOUSE": str(warehouse),
-        "PREFECT_HOME": str(warehouse.parent / ".prefect-home"),
+        "PREFECT_HOME": seeded(warehouse.parent / ".prefect-home"),
         "PREFECT_LOGGING_LEVEL": "WARNING",
         "HF_HUB_OFFLINE": "1",
         "COLUMNS": "200",
