@@ -20,8 +20,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-FILES = ("memo_store.toml", "prefect.db")  # the hash of the block types registered, and the database (last: its
-# presence says the home is seeded)
+# the hash of the block types registered, then the database: copied last, its presence says a home is seeded
+FILES = ("memo_store.toml", "prefect.db")
 _START_AND_STOP = (
     "from prefect.server.api.server import SubprocessASGIServer\n"
     "server = SubprocessASGIServer()\n"
