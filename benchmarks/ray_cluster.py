@@ -3,7 +3,13 @@ and worker nodes, each its own `ray start` of this .venv (the tests and `make be
 
 Each node runs in the foreground (`--block`) in its own session, so stopping the cluster is
 killing those process groups: any other Ray on this machine is left alone (`ray stop` would stop
-every one)."""
+every one).
+
+The nodes run without Ray's token authentication, whatever this machine's `~/.ray` holds: Ray
+2.60 turns it on for `ray start` when `~/.ray/auth_token` exists (the first cluster `ray.init()`
+starts writes one), and a client given an explicit address never sends the token, so every
+connection to the loopback cluster was refused and the Ray test failed on a machine that had once
+run `executor.address: null`."""
 
 from __future__ import annotations
 
@@ -36,7 +42,7 @@ def _node(args: list[str], cpus: float, log: Path) -> subprocess.Popen[bytes]:
             [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus", f"{cpus:g}", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **node_environment(cpus)},
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled", **node_environment(cpus)},
             start_new_session=True,
         )
 
