@@ -60,11 +60,18 @@ class Ingest:
         return self.pages / self.seconds
 
 
-def ingest(warehouse: Path, paths: list[Path], overrides: list[str], cluster: LocalCluster | None = None) -> Ingest:
+def ingest(
+    warehouse: Path,
+    paths: list[Path],
+    overrides: list[str],
+    cluster: LocalCluster | None = None,
+    config: Path | None = None,
+) -> Ingest:
     """A real `interleaf ingest`, its memory sampled every second over its processes (and the
     cluster's): reading the PSS of each process costs CPU, and sampling five times a second took
     ~20% of one core from the ingest it measured."""
     sets = [arg for o in overrides for arg in ("--set", o)]
+    sets += ["--config", str(config)] if config else []
     command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(warehouse), *sets, "ingest", *map(str, paths)]
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
@@ -162,6 +169,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     ap.add_argument("--workdir", type=Path, help="for the warehouses and cluster files (default: a temporary folder)")
     ap.add_argument("--local-only", action="store_true", help="the local ingest and its projection only (no Ray)")
+    ap.add_argument("--config", type=Path, help="the ingests' config file (default: configs/default.yaml)")
     args = ap.parse_args()
     corpus: Path = args.corpus
     paths = [corpus / "docs", corpus / "scale"]
@@ -169,10 +177,10 @@ def main() -> None:
     begun = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp_name:
         work = args.workdir or Path(tmp_name)
-        settings = load_settings(overrides=["executor.kind=ray"])
+        settings = load_settings(args.config, overrides=["executor.kind=ray"])
         chunk = settings.parse.pages_per_chunk
 
-        local = ingest(work / "local", paths, [])
+        local = ingest(work / "local", paths, [], config=args.config)
         print(
             f"ingest docs/ + scale/, executor local: {local.pages} pages in {local.seconds:.0f} s = "
             f"{local.rate:.2f} pages/s (target >= {PAGES_PER_S_TARGET}); "
@@ -198,7 +206,9 @@ def main() -> None:
             print(f"bench_scale took {time.perf_counter() - begun:.0f}s")
             return
         with local_cluster(work / "ray2", nodes=2, cpus=1) as cluster:
-            on_ray = ingest(work / "ray", paths, ["executor.kind=ray", f"executor.address={cluster.address}"], cluster)
+            on_ray = ingest(
+                work / "ray", paths, ["executor.kind=ray", f"executor.address={cluster.address}"], cluster, args.config
+            )
             overhead = on_ray.seconds / local.seconds - 1
             same = quotes_per_document(work / "ray") == quotes_per_document(work / "local")
             print(

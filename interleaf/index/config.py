@@ -80,8 +80,16 @@ class DenseConfig(_TextRetriever):
     batch_size: int = Field(32, ge=1)
     device: str = "cpu"  # torch backends: cpu, cuda, cuda:1, mps (onnx runs on the CPU)
     threads: int = Field(2, ge=1, le=256)  # onnx: ONNX Runtime intra-op threads (more oversubscribe 2 cores)
+    # onnx: int8 quantizes the weight products (interleaf/index/onnx_encoder.py `quantized`)
+    precision: Literal["float32", "int8"] = "float32"
 
     NOT_STORED = _Retriever.NOT_STORED | {"batch_size", "device", "threads"}
+
+    def fingerprint_config(self) -> dict[str, Any]:
+        out = super().fingerprint_config()
+        if self.precision == "float32":  # an option added at its default must not invalidate existing indexes
+            del out["precision"]
+        return out
 
     @model_validator(mode="after")
     def _backend_options(self) -> Self:
@@ -90,7 +98,8 @@ class DenseConfig(_TextRetriever):
         if self.backend == "onnx":
             self.refuse_changed(("device",), "the onnx backend runs on the CPU")
         else:
-            self.refuse_changed(("threads",), f"threads apply to backend onnx, not {self.backend}")
+            reason = f"threads and precision apply to backend onnx, not {self.backend}"
+            self.refuse_changed(("threads", "precision"), reason)
         return self
 
 

@@ -130,6 +130,7 @@ class _Encoder:
                     fallback_pooling=self.pooling,
                     batch_size=spec.batch_size,
                     threads=spec.threads,
+                    precision=spec.precision,
                 )
             elif spec.backend == "flagembedding":
                 from FlagEmbedding import FlagModel
@@ -179,6 +180,8 @@ class DenseRetriever:
 
     def keys(self, corpus: QuoteCorpus) -> list[str]:
         tag = f"{self.model_id}|{self.spec.backend}|{self.family}|{self.spec.pooling}"
+        # float32 keys stay as they were before precision existed: stored vectors remain reusable
+        tag += "" if self.spec.precision == "float32" else f"|{self.spec.precision}"
         return [text_key(t, tag) for t in corpus.texts]
 
     def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> Encoded:

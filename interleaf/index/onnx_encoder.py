@@ -10,10 +10,12 @@ pooling and normalisation follow the folder's sentence-transformers files, so th
 from __future__ import annotations
 
 import json
+import logging
 import math
+import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import onnx
@@ -33,6 +35,7 @@ _LEGACY_POOLING = {  # sentence-transformers < 6 wrote one boolean per mode
     "pooling_mode_lasttoken": "lasttoken",
 }
 _INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+Precision = Literal["float32", "int8"]
 
 
 class OnnxEncoderError(ValueError):
@@ -72,7 +75,7 @@ class _Graph:
     def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
         self._count += 1
         out = f"{op_type.lower()}_{self._count}"
-        self.nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
         return out
 
     def const(self, name: str, value: np.ndarray) -> str:
@@ -81,6 +84,31 @@ class _Graph:
         self._names.add(name)
         self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
+
+
+def quantized(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with each weight matrix product in int8 (ONNX Runtime's dynamic quantization: the
+    activations are quantized per batch, the weights once, per output channel).
+
+    Products of two activations (attention scores, attention x values) stay float32: they have no
+    fixed weights to quantize. Per output channel, not per tensor: on the 619-page manual's 5,800
+    passages (MiniLM), per tensor moved the vectors to a mean cosine of 0.950 with the float32
+    ones (lowest 0.84), per channel to 0.992 (lowest 0.980); both encode in 31 s against 64.5 s."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    weights = {init.name for init in model.graph.initializer}
+    for k, node in enumerate(model.graph.node):
+        node.name = node.name or f"node_{k}"  # quantize_dynamic picks nodes by name
+    with_weight = [n.name for n in model.graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)]
+    with tempfile.TemporaryDirectory(prefix="interleaf-int8-") as tmp:
+        out = Path(tmp) / "model.onnx"
+        # it logs, on the root logger, advice to pre-process the model for static quantization
+        logging.disable(logging.WARNING)
+        try:
+            quantize_dynamic(model, out, nodes_to_quantize=with_weight, per_channel=True, weight_type=QuantType.QInt8)
+        finally:
+            logging.disable(logging.NOTSET)
+        return onnx.load(str(out))
 
 
 def build_bert_graph(model_dir: str | Path) -> onnx.ModelProto:
@@ -186,6 +214,8 @@ class OnnxEncoder:
 
     `pooling` overrides the folder's pooling; `fallback_pooling` applies when the folder has no
     pooling config (a plain transformers folder, as sentence-transformers would mean-pool it).
+    `precision` int8 runs the weight products quantized (`quantized`): about twice as fast on a CPU
+    with int8 dot products, and no longer the sentence-transformers vectors exactly.
     """
 
     def __init__(
@@ -197,6 +227,7 @@ class OnnxEncoder:
         batch_size: int = 32,
         max_batch_tokens: int = 2048,
         threads: int = 2,
+        precision: Precision = "float32",
     ) -> None:
         self.folder = Path(folder)
         if not self.folder.is_dir():
@@ -223,10 +254,13 @@ class OnnxEncoder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.enable_mem_pattern = False  # planned per input shape; with a new shape every batch it only holds memory
-        if shipped.exists():
+        self.precision = precision
+        if shipped.exists() and precision == "float32":
             self.session = ort.InferenceSession(str(shipped), options, providers=["CPUExecutionProvider"])
         else:  # kept in memory: no file to clean up, nothing written into a read-only site-packages
-            model_bytes = build_bert_graph(self.model_dir).SerializeToString()
+            graph = onnx.load(str(shipped)) if shipped.exists() else build_bert_graph(self.model_dir)
+            model_bytes = (quantized(graph) if precision == "int8" else graph).SerializeToString()
+            del graph
             self.session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
             # the Python wrapper keeps the bytes (~90 MB for MiniLM) only to rebuild on set_providers
             self.session._model_bytes = None
