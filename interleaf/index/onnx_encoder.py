@@ -9,9 +9,12 @@ pooling and normalisation follow the folder's sentence-transformers files, so th
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import logging
 import math
+import sys
 import tempfile
 from functools import cached_property
 from pathlib import Path
@@ -109,6 +112,14 @@ def quantized(model: onnx.ModelProto) -> onnx.ModelProto:
         finally:
             logging.disable(logging.NOTSET)
         return onnx.load(str(out))
+
+
+def _return_freed_memory() -> None:
+    """glibc keeps what quantizing freed (MiniLM: the process held 374 MB after loading in int8, 198 MB
+    once trimmed, against 233 MB in float32); an ingest process would carry it to its end."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # not glibc: musl has no malloc_trim
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def build_bert_graph(model_dir: str | Path) -> onnx.ModelProto:
@@ -265,6 +276,8 @@ class OnnxEncoder:
             # the Python wrapper keeps the bytes (~90 MB for MiniLM) only to rebuild on set_providers
             self.session._model_bytes = None
             del model_bytes
+            if precision == "int8":
+                _return_freed_memory()
         self._inputs = {i.name: _INT_TYPES.get(i.type, np.int64) for i in self.session.get_inputs()}
         outputs = self.session.get_outputs()
         names = [o.name for o in outputs]
