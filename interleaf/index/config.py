@@ -98,8 +98,8 @@ class DenseConfig(_TextRetriever):
         if self.backend == "onnx":
             self.refuse_changed(("device",), "the onnx backend runs on the CPU")
         else:
-            reason = f"threads and precision apply to backend onnx, not {self.backend}"
-            self.refuse_changed(("threads", "precision"), reason)
+            self.refuse_changed(("threads",), f"threads apply to backend onnx, not {self.backend}")
+            self.refuse_changed(("precision",), f"precision applies to backend onnx, not {self.backend}")
         return self
 
 
