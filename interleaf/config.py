@@ -78,11 +78,40 @@ class Settings(Strict):
     serve: ServeConfig = ServeConfig()
 
 
-def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    for key in parents:
-        tree = tree.setdefault(key, {})
-    tree[leaf] = value
+def _set_dotted(tree: dict[str, Any], dotted: str, value: Any, item: str) -> str:
+    """Put `value` at `dotted` in a raw config. A list's item (`index.retrievers`) is named by its
+    `name` or its position: `index.retrievers.minilm.precision`. Returns the key with list items by
+    position, as a validation error locates it."""
+    keys = dotted.split(".")
+    node: Any = tree
+    at: list[str] = []  # the key resolved so far
+    for depth, key in enumerate(keys):
+        if isinstance(node, list):
+            slot: int | str = _item_position(node, key, ".".join(at), item)
+        elif isinstance(node, dict):
+            slot = key
+        else:
+            raise ConfigError(f"--set {item}: {'.'.join(at)} is a value ({node!r}), not a section with keys")
+        at.append(str(slot))
+        if depth == len(keys) - 1:
+            node[slot] = value
+        else:
+            if isinstance(node, dict) and node.get(slot) is None:  # absent, or a section left null
+                node[slot] = {}
+            node = node[slot]
+    return ".".join(at)
+
+
+def _item_position(items: list[Any], key: str, where: str, item: str) -> int:
+    names = [x.get("name") for x in items if isinstance(x, dict)]
+    if key in names:
+        return names.index(key)
+    if key.isdigit() and int(key) < len(items):
+        return int(key)
+    listed = ", ".join(str(n) for n in names if n) or "none"
+    raise ConfigError(
+        f"--set {item}: {where} has no item {key!r}; name one ({listed}) or give its position (0 to {len(items) - 1})"
+    )
 
 
 def model_overrides(name: str) -> list[str]:
@@ -111,26 +140,49 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | None = 
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or "cannot be parsed"
             raise ConfigError(f"--set {item}: the value is not valid YAML ({problem})") from exc
-        _set_dotted(raw, key.strip(), parsed)
-        given[key.strip()] = item
+        given[_set_dotted(raw, key.strip(), parsed, item)] = item
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError("; ".join(_explain(error, config_path, given) for error in exc.errors())) from exc
+        raise ConfigError("; ".join(_explain(error, config_path, given, raw) for error in exc.errors())) from exc
 
 
-def _explain(error: Any, config_path: Path, given: dict[str, str]) -> str:
+def _user_loc(loc: tuple[Any, ...], raw: Any) -> tuple[list[str], list[str]]:
+    """An error's location as `--set` gives it (list items by position) and as it is shown (items
+    by name). Both leave out the tag pydantic adds after a list item of a tagged union (the
+    retriever's kind): `index.retrievers.1.dense.precision` is `index.retrievers.minilm.precision`."""
+    given: list[str] = []
+    shown: list[str] = []
+    node = raw
+    for i, part in enumerate(loc):
+        tag = i and isinstance(loc[i - 1], int) and isinstance(node, dict) and part == node.get("kind")
+        if tag and part not in node:
+            continue
+        if isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            name = node.get("name") if isinstance(node, dict) else None
+        else:
+            node = node.get(part) if isinstance(node, dict) else None
+            name = None
+        given.append(str(part))
+        shown.append(str(name or part))
+    return given, shown
+
+
+def _explain(error: Any, config_path: Path, given: dict[str, str], raw: Any) -> str:
     """One pydantic error as `where: key = value: what it accepts`."""
     loc = [str(part) for part in error["loc"]]
-    key = ".".join(loc)
-    item = next((given[k] for k in given if key == k or key.startswith(k + ".") or k.startswith(key + ".")), None)
+    at, shown = _user_loc(tuple(error["loc"]), raw)
+    dotted, key = ".".join(at), ".".join(shown)
+    related = (v for k, v in given.items() if dotted == k or dotted.startswith(k + ".") or k.startswith(dotted + "."))
+    item = next(related, None)
     where = f"--set {item}" if item else str(config_path)
     if error["type"] == "extra_forbidden":
         parent = _model_at(loc[:-1])
         names = sorted(parent.model_fields) if parent else []
         close = difflib.get_close_matches(loc[-1], names, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
-        owner = ".".join(loc[:-1]) or "the config"
+        owner = ".".join(shown[:-1]) or "the config"
         return f"{where}: unknown key {key}{hint}; {owner} accepts: {', '.join(names)}"
     if error["type"] == "value_error":  # a model's own check: its message says what is wrong
         return f"{where}: {key}: {error['msg'].removeprefix('Value error, ')}"
@@ -140,6 +192,16 @@ def _explain(error: Any, config_path: Path, given: dict[str, str]) -> str:
         return f"{where}: {key} = {value} is not accepted; it must be {error['ctx']['expected']}"
     accepts = _type_name(_annotation_at(loc))
     return f"{where}: {key} = {value} is not accepted; it takes {accepts} ({error['msg'].lower()})"
+
+
+def _union_member(annotation: Any, tag: str) -> type[BaseModel] | None:
+    """The member of a tagged union (a `kind` Literal) whose tag is `tag`."""
+    for arg in get_args(annotation):
+        for member in get_args(arg) or (arg,):
+            kind = getattr(member, "model_fields", {}).get("kind")
+            if kind is not None and get_args(kind.annotation) == (tag,):
+                return member
+    return None
 
 
 def _model_at(loc: list[str]) -> type[BaseModel] | None:
@@ -158,12 +220,17 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 
 def _annotation_at(loc: list[str]) -> Any:
-    """The declared type at a dotted location (None when the path leaves the models)."""
+    """The declared type at a dotted location (None when the path leaves the models). A part after
+    a list item may be a tagged union's tag (pydantic's location names the member it tried)."""
     current: Any = Settings
     for part in loc:
         if part.isdigit():
             args = get_args(current)
             current = args[0] if args else None
+            continue
+        tagged = _union_member(current, part)
+        if tagged is not None:
+            current = tagged
             continue
         model = _model_of(current)
         if model is None or part not in model.model_fields:

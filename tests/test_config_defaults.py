@@ -105,3 +105,37 @@ def test_overrides_that_cannot_work_are_refused(override: str, message: str | No
         return
     with pytest.raises(ConfigError, match=message):
         load_settings(overrides=[override])
+
+
+def test_set_reaches_a_retriever_by_its_name_or_position() -> None:
+    settings = load_settings(overrides=["index.retrievers.minilm.precision=int8", "index.retrievers.0.k1=1.5"])
+    by_name = {r.name: r for r in settings.index.retrievers}
+    assert by_name["minilm"].precision == "int8"
+    assert by_name["bm25"].k1 == 1.5
+    assert load_settings().index.retrievers[0].k1 != 1.5  # the override changed one run's settings only
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        # a wrong value inside an item is shown by the item's name, without pydantic's union tag
+        (
+            "index.retrievers.1.precision=int4",
+            r"--set index\.retrievers\.1\.precision=int4: index\.retrievers\.minilm\.precision = 'int4'",
+        ),
+        (
+            "index.retrievers.minilm.precison=int8",
+            r"unknown key index\.retrievers\.minilm\.precison \(did you mean precision\?\); "
+            r"index\.retrievers\.minilm accepts: .*precision",
+        ),
+        ("index.retrievers.bm25.k1=abc", r"index\.retrievers\.bm25\.k1 = 'abc' is not accepted; it takes float"),
+        (
+            "index.retrievers.clip.model=x",
+            r"index\.retrievers has no item 'clip'; name one \(bm25, minilm\) or give its position \(0 to 1\)",
+        ),
+        ("parse.backend.x=1", r"parse\.backend is a value \('layout'\), not a section with keys"),
+    ],
+)
+def test_set_into_a_list_or_a_value_is_refused_in_the_users_terms(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings(overrides=[override])
