@@ -13,6 +13,7 @@ import atexit
 import functools
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -43,7 +44,21 @@ def _made_once() -> Path:
         "PREFECT_LOGGING_LEVEL": "WARNING",
     }
     env.pop("PREFECT_API_URL", None)
-    subprocess.run([sys.executable, "-c", _START_AND_STOP], env=env, check=True, capture_output=True, timeout=600)
+    # in a session of its own: past the timeout or at Ctrl-C, the server it started goes with it
+    with subprocess.Popen(
+        [sys.executable, "-c", _START_AND_STOP],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=600)
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
     with sqlite3.connect(home / "prefect.db") as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return home
