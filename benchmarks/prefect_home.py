@@ -64,6 +64,20 @@ def _made_once() -> Path:
     return home
 
 
+def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:
+    """The environment the tests and `make faults` run an `interleaf` command with, in `warehouse`:
+    its Prefect home beside it, seeded."""
+    return {
+        **os.environ,
+        "INTERLEAF_WAREHOUSE": str(warehouse),
+        "PREFECT_HOME": seeded(warehouse.parent / ".prefect-home"),
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "200",
+        **extra,
+    }
+
+
 def seeded(home: Path) -> str:
     """`home`, given a copy of the made database when it has none yet -> its path, for PREFECT_HOME."""
     with _LOCK:

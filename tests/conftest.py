@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from benchmarks.prefect_home import seeded
+from benchmarks.prefect_home import cli_env
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
@@ -36,12 +36,7 @@ class CliResult:
 
 
 def run_cli(warehouse: Path, *args: str, timeout: float = 1200, check: bool = True) -> CliResult:
-    env = {
-        **os.environ,
-        "INTERLEAF_WAREHOUSE": str(warehouse),
-        "PREFECT_HOME": seeded(warehouse.parent / ".prefect-home"),
-        "COLUMNS": "200",
-    }
+    env = cli_env(warehouse)
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "interleaf.cli", *args],

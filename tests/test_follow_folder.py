@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.prefect_home import seeded
+from benchmarks.prefect_home import cli_env
 from interleaf.fingerprint import sha256_file
 from tests.conftest import REPO, run_cli, sql_rows
 
@@ -56,7 +56,7 @@ def inbox(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path,
 def test_questions_read_the_published_snapshot_while_an_ingest_runs(inbox: tuple[Path, Path], corpus: Path) -> None:
     folder, root = inbox
     shutil.copy(corpus / "docs" / BACKUS, folder / BACKUS)
-    env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root), "PREFECT_HOME": seeded(root.parent / ".prefect-home")}
+    env = cli_env(root)
     ingest = subprocess.Popen(
         [sys.executable, "-m", "interleaf.cli", "ingest", str(folder)],
         cwd=REPO,

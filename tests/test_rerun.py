@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.prefect_home import seeded
+from benchmarks.prefect_home import cli_env
 from tests.conftest import REPO, run_cli, sql_rows
 
 SMALL_DOCS = [
@@ -69,7 +69,7 @@ def test_unknown_stage_is_a_clear_error(reference: Path) -> None:
 
 
 def _spawn_ingest(root: Path, files: list[str]) -> subprocess.Popen[str]:
-    env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root), "PREFECT_HOME": seeded(root.parent / ".prefect-home")}
+    env = cli_env(root)
     return subprocess.Popen(
         [sys.executable, "-m", "interleaf.cli", "ingest", *files],
         cwd=REPO,

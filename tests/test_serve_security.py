@@ -4,7 +4,6 @@ the per-key rate limit, CORS off unless configured, loopback by default, the pag
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-from benchmarks.prefect_home import seeded
+from benchmarks.prefect_home import cli_env
 from interleaf.config import load_settings
 from interleaf.serve.config import ApiConfig
 from interleaf.serve.jobs import safe_name
@@ -189,7 +188,7 @@ def free_port() -> int:
 def test_interleaf_serve_binds_loopback_by_default(root: Path) -> None:
     assert load_settings().serve.api.host == "127.0.0.1"
     port = free_port()
-    env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root), "PREFECT_HOME": seeded(root.parent / ".prefect-home")}
+    env = cli_env(root)
     command = [sys.executable, "-m", "interleaf.cli", "serve", "--port", str(port), "--no-access-log"]
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

@@ -3,7 +3,6 @@ of the table, the CLI run in a warehouse of its own, and what "rows lost" counts
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from benchmarks.prefect_home import seeded
+from benchmarks.prefect_home import cli_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,18 +66,6 @@ class Cli:
     stdout: str
     stderr: str
     seconds: float
-
-
-def cli_env(warehouse: Path, **extra: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "INTERLEAF_WAREHOUSE": str(warehouse),
-        "PREFECT_HOME": seeded(warehouse.parent / ".prefect-home"),
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "200",
-        **extra,
-    }
 
 
 def interleaf(warehouse: Path, *args: str, timeout: float = 1200, env: dict[str, str] | None = None) -> Cli:
