@@ -15,6 +15,10 @@ shows "−0.5896", the words say "0.5896". Each such character is resolved, firs
    table (Knuth, *The TeXbook*, appendix F; `omsenc.def`).
 3. **OCR of the cell.** The word the character belongs to is rendered and read by the OCR engine,
    and the character is taken from what it reads at that place (only where an engine is given).
+   A glyph touching no word is not read: nothing known around it checks the reading. On this
+   corpus those are list bullets and math marks (27 of them in the IBM Redpaper and DPR): read at
+   1.2-2.1 s each (the detector scales the small cell up to 736 px), none was ever placed; read
+   without that upscaling, they came back as "1", "A", "一" and "▲" for a "►".
 
 A character none of them resolves becomes U+FFFD, the Unicode replacement character, in the word
 it is part of: a reader sees that something stood there rather than a number whose sign silently

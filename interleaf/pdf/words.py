@@ -113,12 +113,11 @@ def with_stand_ins(
         after = next((i for i in same_line if abs(words[i].x0 - x1) <= touch), None)
         before = next((i for i in same_line if abs(x0 - words[i].x1) <= touch), None)
         at = after if after is not None else before
-        if glyph.char is None and ocr is not None:
-            cell = words[at] if at is not None else None
-            box = (
-                glyph.box if cell is None else (min(x0, cell.x0), min(y0, cell.y0), max(x1, cell.x1), max(y1, cell.y1))
-            )
-            glyph = read_by_ocr(page, glyph, box, cell.text if cell else "", at is None or at == after, ocr)
+        # a glyph touching no word is not read: no known text checks what OCR reads (glyphs.py, path 3)
+        if glyph.char is None and ocr is not None and at is not None:
+            cell = words[at]
+            box = (min(x0, cell.x0), min(y0, cell.y0), max(x1, cell.x1), max(y1, cell.y1))
+            glyph = read_by_ocr(page, glyph, box, cell.text, at == after, ocr)
         if at is None and glyph.char is None:
             continue  # alone and unnamed (a list bullet of a private font): nothing to write
         char = glyph.char or REPLACEMENT
