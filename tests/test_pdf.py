@@ -114,3 +114,28 @@ def test_ocr_reads_a_one_line_strip_in_bounded_memory(engine: RapidOcrEngine, fi
     engine.read(thin)  # whatever it reads in a 2-px line, it must come back
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 600 and time.perf_counter() - started < 60
+
+
+def test_the_detector_sees_a_large_image_at_most_det_max_side_and_a_small_one_as_rapidocr_sizes_it() -> None:
+    """describe.ocr.rapidocr.det_max_side: the detector's input, not the image the lines are read
+    from. RapidOCR scales the short side up to 736 px; a page-sized crop at 216 dpi (1,638 x 2,011
+    px) went to the detector whole, and a wide strip came out longer still."""
+    from interleaf.pdf.ocr.rapidocr_engine import rapidocr_engine
+
+    bounded = rapidocr_engine(1, 1280)._load_det_model().get_preprocess()
+    own = rapidocr_engine(1, None)._load_det_model().get_preprocess()
+    page_sized, strip, small = (np.full((h, w, 3), 255, np.uint8) for h, w in ((2011, 1638), (300, 1500), (200, 300)))
+    assert own(page_sized).shape[2:] == (2016, 1632) and bounded(page_sized).shape[2:] == (1280, 1056)
+    assert own(strip).shape[2:] == (736, 3680) and bounded(strip).shape[2:] == (256, 1280)
+    assert bounded(small).shape == own(small).shape  # 736 x 1104: within the bound, as RapidOCR has it
+
+
+def test_det_max_side_is_a_size_or_null(tmp_path: Path) -> None:
+    from interleaf.config import load_settings
+    from interleaf.errors import ConfigError
+
+    assert (
+        load_settings(overrides=["describe.ocr.rapidocr.det_max_side=null"]).describe.ocr.rapidocr.det_max_side is None
+    )
+    with pytest.raises(ConfigError, match="det_max_side"):
+        load_settings(overrides=["describe.ocr.rapidocr.det_max_side=10"])

@@ -30,7 +30,9 @@ def _is_blank(image_bgr: np.ndarray) -> bool:
 
 def _page_words(page: pymupdf.Page, layout_image: np.ndarray, cfg: LayoutConfig) -> tuple[list[Word], bool, bool]:
     """(words, has_text_layer, ocr_used)"""
-    ocr = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads))  # loads its models on first read only
+    # loads its models on first read only; a whole page keeps RapidOCR's own detector sizing: held to
+    # 1280 px (describe's bound), the Redpaper's scanned page 16 lost its CREATE MASK statement
+    ocr = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads, det_max_side=None))
     words, hidden = text_layer_words(page, ocr)  # ocr: a glyph the font leaves unnamed is read
     has_text_layer = bool(words) or hidden > 0
     if text_layer_usable(words, hidden, cfg.min_clean_token_share):

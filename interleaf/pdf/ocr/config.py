@@ -12,6 +12,14 @@ class RapidOcrConfig(Strict):
     # Measured on 2 cores, the 400-page manual's ingest on 2 page workers: describe 235 s with 1
     # thread, 335 s with 2 (the same readings); RapidOCR's own default (-1: every core) is worse still.
     threads: int = Field(1, ge=1, le=64)
+    # The text detector sees the image at most this many pixels on its longer side (null: RapidOCR's
+    # own sizing, which scales the short side up to 736 px however long that makes the other);
+    # recognition still reads each line from the full-resolution image. The detector's activations
+    # grow with its input, ~150-250 MB a megapixel, and they set a page worker's peak. Measured on
+    # 216-dpi crops (README "Scaling out"): 60 with a text layer, word recall against it 0.926 ->
+    # 0.943, OCR CPU -27%; the 126 raster crops of docs/ + scale/, 98.7% of the words kept, the
+    # rest mostly screen rulers and line numbers read differently; 1024 kept 90%.
+    det_max_side: int | None = Field(1280, ge=64)
 
 
 class PaddleOcrConfig(Strict):
