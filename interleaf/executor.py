@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.forkserver
 import resource
 import threading
 import time
@@ -63,6 +64,16 @@ def shutdown_pools() -> None:
         for pool in _pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
         _pools.clear()
+        _stop_forkserver()
+
+
+def _stop_forkserver() -> None:
+    """The forkserver keeps what it preloaded for the next worker (pymupdf, numpy, the parser:
+    135 MB beside a 619-page manual's index, measured): with no pool left it has no one to fork.
+    `_stop` is how CPython's own tests stop it; the next pool starts a new one."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    if server is not None and getattr(server, "_forkserver_pid", None) is not None:
+        server._stop()
 
 
 atexit.register(shutdown_pools)

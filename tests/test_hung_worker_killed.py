@@ -40,3 +40,25 @@ def test_a_page_past_its_timeout_has_its_worker_killed(tmp_path: Path) -> None:
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(pid), f"the hung page's worker {pid} still runs"
+
+
+def forkserver_pid(_: object) -> int:
+    """Module-level, for the workers: the process that forked this worker."""
+    return os.getppid()
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_the_forkserver_goes_with_the_last_pool() -> None:
+    """It holds what it preloaded for the next worker (135 MB measured beside an index): once the
+    pools are shut, nothing is left to fork, and the next pool starts a new one."""
+    from interleaf.executor import shutdown_pools
+
+    [server] = set(page_map(2, limits=PageLimits(item_timeout_s=60))(forkserver_pid, [1, 2]))
+    assert _alive(server)
+    shutdown_pools()
+    deadline = time.monotonic() + 10
+    while _alive(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(server), f"the forkserver {server} outlived its pools"
+    [again] = set(page_map(2, limits=PageLimits(item_timeout_s=60))(forkserver_pid, [1]))
+    assert again != server and _alive(again)

@@ -27,6 +27,7 @@ from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, use_vector_text
 from interleaf.fingerprint import canonical_json
+from interleaf.heap import return_freed_memory
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
 from interleaf.pdf.render import image_rects, render_bgr
 from interleaf.pdf.rows import rows_text
@@ -184,10 +185,14 @@ class ReadJob:
 def read_range(job: ReadJob) -> dict[str, Reading]:
     """Module-level so a process pool can run it."""
     ruled = {q["page_idx"] for q in job.quotes if q["kind"] == "table"}
-    with pymupdf.open(job.pdf_path) as pdf:
-        # the text layer's stand-in glyphs are read by OCR once: their readings are cached too
-        pages = page_texts(pdf, job.page_rows, set(job.pages), CachedOcr(job.ocr, job.cache, READ), ruled)
-        return read_quotes(job.quotes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
+    try:
+        with pymupdf.open(job.pdf_path) as pdf:
+            # the text layer's stand-in glyphs are read by OCR once: their readings are cached too
+            pages = page_texts(pdf, job.page_rows, set(job.pages), CachedOcr(job.ocr, job.cache, READ), ruled)
+            return read_quotes(job.quotes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
+    finally:
+        # the detector's activations of each read, freed and kept by malloc, would pile up in the worker
+        return_freed_memory()
 
 
 def page_ranges(quotes: Sequence[dict[str, Any]], size: int) -> list[tuple[tuple[int, ...], list[dict[str, Any]]]]:

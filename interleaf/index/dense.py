@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from interleaf.heap import return_freed_memory
 from interleaf.index.config import DenseConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.protocol import Encoded
@@ -206,6 +207,7 @@ def encode_rows(retriever: Any, corpus: QuoteCorpus, reuse: pa.Table | None, enc
         cached = dict(zip(reuse.column("key").to_pylist(), reuse.column("vector").to_pylist(), strict=True))
     todo = [i for i in positions if keys[i] not in cached]
     fresh = encode_fn(todo) if todo else np.zeros((0, 0), dtype=np.float32)
+    return_freed_memory()  # the encoder's working memory of a whole document, kept by malloc otherwise
     vectors = dict(zip(todo, fresh.tolist(), strict=True)) if todo else {}
     rows = []
     for i in positions:

@@ -9,12 +9,9 @@ pooling and normalisation follow the folder's sentence-transformers files, so th
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import logging
 import math
-import sys
 import tempfile
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +22,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
+
+from interleaf.heap import return_freed_memory
 
 OPSET = 17  # the first opset with a single LayerNormalization op
 _HUGE_LENGTH = 1_000_000  # transformers writes ~1e30 as model_max_length when a tokenizer has no limit
@@ -119,14 +118,6 @@ def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
     model: advice for a path this does not take, printed on every int8 load. Only that line is
     dropped (a logger filter), so other threads' records pass while it runs."""
     return not str(record.msg).startswith("Please consider to run pre-processing")
-
-
-def _return_freed_memory() -> None:
-    """glibc keeps what quantizing freed (MiniLM: the process held 374 MB after loading in int8, 198 MB
-    once trimmed, against 233 MB in float32); an ingest process would carry it to its end."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):  # not glibc: musl has no malloc_trim
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def build_bert_graph(model_dir: str | Path) -> onnx.ModelProto:
@@ -284,7 +275,9 @@ class OnnxEncoder:
             self.session._model_bytes = None
             del model_bytes
             if precision == "int8":
-                _return_freed_memory()
+                # glibc kept what quantizing freed: the process held 374 MB after loading MiniLM in
+                # int8, 198 MB once trimmed, against 233 MB in float32
+                return_freed_memory()
         self._inputs = {i.name: _INT_TYPES.get(i.type, np.int64) for i in self.session.get_inputs()}
         outputs = self.session.get_outputs()
         names = [o.name for o in outputs]
@@ -341,19 +334,19 @@ class OnnxEncoder:
         size = batch_size or self.batch_size
         if self.lowercase:
             texts = [t.lower() for t in texts]
-        encodings = self.tokenizer.encode_batch(texts)
+        tokens = self._token_ids(texts)
         # length-sorted batches pad little; the rows go back to the callers' order through `idx`
-        lengths = [len(e.ids) for e in encodings]
+        lengths = [len(t[0]) for t in tokens]
         order = np.argsort(lengths, kind="stable")
         out: np.ndarray | None = None
         for idx in self._batches(order, lengths, size):
-            batch = [encodings[i] for i in idx]
-            width = max(len(e.ids) for e in batch)
+            batch = [tokens[i] for i in idx]
+            width = max(len(t[0]) for t in batch)
             ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
             mask, types = np.zeros_like(ids), np.zeros_like(ids)
-            for row, enc in enumerate(batch):
-                ids[row, : len(enc.ids)], types[row, : len(enc.ids)] = enc.ids, enc.type_ids
-                mask[row, : len(enc.ids)] = 1
+            for row, (token_ids, type_ids) in enumerate(batch):
+                ids[row, : len(token_ids)], types[row, : len(token_ids)] = token_ids, type_ids
+                mask[row, : len(token_ids)] = 1
             arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
             feeds = {name: arrays[name].astype(dtype) for name, dtype in self._inputs.items() if name in arrays}
             hidden = np.asarray(self.session.run([self._output], feeds)[0], dtype=np.float32)
@@ -365,6 +358,16 @@ class OnnxEncoder:
             return np.zeros((0, 0), dtype=np.float32)
         if self.normalize:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def _token_ids(self, texts: list[str], chunk: int = 512) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(token ids, type ids) of each text. Tokenized `chunk` texts at a time and kept as arrays:
+        the tokenizer's Encoding objects also hold each token's string and offsets, 80 MB for the
+        619-page manual's 5,800 passages (426,300 tokens) when made all at once."""
+        out = []
+        for start in range(0, len(texts), chunk):
+            for enc in self.tokenizer.encode_batch(texts[start : start + chunk]):
+                out.append((np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.type_ids, dtype=np.int64)))
         return out
 
     def _batches(self, order: np.ndarray, lengths: list[int], size: int) -> list[np.ndarray]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pymupdf
 
+from interleaf.heap import return_freed_memory
 from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
 from interleaf.pdf.document import MUPDF_ERRORS, mupdf_errors, open_pdf
 from interleaf.stage import Lost, PageMap
@@ -45,6 +46,7 @@ def run_chunk(job: ChunkJob) -> list[PageResult | PageRejected]:
         return [_run_page(doc, i, arg, job.parse_page) for i, arg in zip(job.pages, job.page_args, strict=True)]
     finally:
         doc.close()
+        return_freed_memory()  # a page read by OCR leaves hundreds of MB that malloc would keep
 
 
 _CODE = re.compile(r"^code=\d+: ")  # MuPDF's error number, before its message
