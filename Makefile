@@ -64,6 +64,7 @@ test: install-dev ## run the test suite (reads the corpus from ../shared/corpus)
 bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_describe.py --corpus $(CORPUS)
+	$(PYTHON) benchmarks/bench_ocr.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
