@@ -15,10 +15,11 @@ class RapidOcrConfig(Strict):
     # The text detector sees the image at most this many pixels on its longer side (null: RapidOCR's
     # own sizing, which scales the short side up to 736 px however long that makes the other);
     # recognition still reads each line from the full-resolution image. The detector's activations
-    # grow with its input, ~150-250 MB a megapixel, and they set a page worker's peak. Measured on
-    # 216-dpi crops (README "Scaling out"): 60 with a text layer, word recall against it 0.926 ->
-    # 0.943, OCR CPU -27%; the 126 raster crops of docs/ + scale/, 98.7% of the words kept, the
-    # rest mostly screen rulers and line numbers read differently; 1024 kept 90%.
+    # grow with its input, ~150-250 MB a megapixel, and they set a page worker's peak.
+    # benchmarks/bench_ocr.py (README "Scaling out"), 6 lines a batch, RapidOCR's sizing -> 1280:
+    # word recall against the text layer of 40 crops 0.921 -> 0.939, OCR CPU 180 -> 153 s, largest
+    # read +926 -> +895 MB; with 1 line a batch, 1024 instead of 1280 kept 90% of the words 1280
+    # reads on 52 raster crops (every dev-set needle still read) for 11% less CPU.
     det_max_side: int | None = Field(1280, ge=64)
 
 

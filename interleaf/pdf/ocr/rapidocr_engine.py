@@ -53,8 +53,8 @@ def rapidocr_engine(threads: int, det_max_side: int | None = None) -> Any:
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,
             # Lines one at a time, not padded to the widest of 6: a batch of 6 lines 1,984 px wide
             # (at the recognizer's 48 px height) takes +665 MB, one line +75 MB, and is as fast a
-            # line. On the 126 raster crops of docs/ + scale/, OCR CPU 269 s -> 209 s; on 60 crops
-            # with a text layer, word recall against it 0.943 -> 0.942.
+            # line. benchmarks/bench_ocr.py, 6 -> 1 a batch: OCR CPU 153 -> 133 s, largest read
+            # +895 -> +592 MB, word recall against the text layer of 40 crops 0.939 -> 0.938.
             "Rec.rec_batch_num": 1,
         }
     )
