@@ -67,7 +67,9 @@ def _fold(text: str) -> str:
 
 def ingest(corpus: Path, root: Path) -> Path:
     env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root / "wh"), "PREFECT_HOME": str(root / ".prefect")}
-    command = [sys.executable, "-m", "interleaf.cli", "--set", "describe.kinds=[]", "ingest"]
+    # describe off and BM25 alone: the crops need the quotes and page texts, not MiniLM's vectors
+    command = [sys.executable, "-m", "interleaf.cli", "--set", "describe.kinds=[]"]
+    command += ["--set", "index.retrievers=[{name: bm25, kind: bm25}]", "ingest"]
     subprocess.run([*command, str(corpus / "docs"), str(corpus / "scale")], cwd=REPO, env=env, check=True)
     return root / "wh"
 
