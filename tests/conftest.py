@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from benchmarks.prefect_home import cli_env
+from benchmarks.prefect_home import cli_env, share_server
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
@@ -25,6 +25,11 @@ CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpu
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # the session's commands share one Prefect server (benchmarks/prefect_home.py says why)
+    share_server()
 
 
 @dataclass

@@ -65,7 +65,7 @@ def _group_alive(pgid: int) -> list[int]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_ingest_cleanly_and_rerun_resumes(tmp_path: Path, files: list[str], sig: signal.Signals) -> None:
     root = tmp_path / "warehouse"
-    proc = _spawn_ingest(root, files)
+    proc = _spawn_ingest(root, files, own_server=True)
     try:
         children = _started(root, proc)
         sent = time.monotonic()
@@ -98,7 +98,7 @@ def test_signal_stops_ingest_cleanly_and_rerun_resumes(tmp_path: Path, files: li
 
 def test_kill_9_takes_its_children_and_the_next_start_closes_its_rows(tmp_path: Path, files: list[str]) -> None:
     root = tmp_path / "warehouse"
-    proc = _spawn_ingest(root, files)
+    proc = _spawn_ingest(root, files, own_server=True)
     try:
         children = _started(root, proc)
         os.kill(proc.pid, signal.SIGKILL)  # the command alone: its children must follow by themselves

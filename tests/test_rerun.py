@@ -68,8 +68,8 @@ def test_unknown_stage_is_a_clear_error(reference: Path) -> None:
     assert result.returncode != 0 and "unknown stage" in result.stderr
 
 
-def _spawn_ingest(root: Path, files: list[str]) -> subprocess.Popen[str]:
-    env = cli_env(root)
+def _spawn_ingest(root: Path, files: list[str], *, own_server: bool = False) -> subprocess.Popen[str]:
+    env = cli_env(root, own_server=own_server)
     return subprocess.Popen(
         [sys.executable, "-m", "interleaf.cli", "ingest", *files],
         cwd=REPO,

@@ -87,7 +87,10 @@ def run_case(plan: Plan, case: Case, index: int, before: dict, reference: dict) 
         _tmpfs(mountpoint, used + case.free_bytes + 16 * 1024 * 1024)
     root = mountpoint / "warehouse"
     shutil.copytree(plan.base, root)
-    env = cli_env(root, PREFECT_HOME=plan.prefect_home, PREFECT_LOCAL_STORAGE_PATH=f"{plan.prefect_home}/storage")
+    # its own Prefect server: the Prefect home on the full disk is part of what is tested
+    env = cli_env(
+        root, own_server=True, PREFECT_HOME=plan.prefect_home, PREFECT_LOCAL_STORAGE_PATH=f"{plan.prefect_home}/storage"
+    )
     filler = _fill(mountpoint, case.free_bytes) if case.mode == "tmpfs" else None
     if case.mode == "tmpfs":
         result.how = f"tmpfs, {case.free_bytes // 1024} KiB left"

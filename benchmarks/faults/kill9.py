@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 import pyarrow.parquet as pq
 
-from benchmarks.faults.common import FaultContext, Outcome, contents, interleaf, rows_added, rows_lost, spawn
+from benchmarks.faults.common import FaultContext, Outcome, cli_env, contents, interleaf, rows_added, rows_lost, spawn
 
 FAULT = "kill -9 of the ingest"
 # one page each, quick to ingest, and between them every stage's work: a figure and a table to
@@ -206,8 +206,9 @@ def run(ctx: FaultContext) -> Outcome:
     args = ("ingest", *files)
     rng = random.Random(ctx.seed)
 
+    # every command with its own Prefect server: a kill -9 must take that server too (left_alive)
     reference_root = ctx.scratch("reference") / "warehouse"
-    proc = spawn(reference_root, *args)
+    proc = spawn(reference_root, *args, env=cli_env(reference_root, own_server=True))
     events, reference_s = timeline(reference_root, proc)
     _, err = proc.communicate()
     if proc.returncode != 0:
@@ -224,11 +225,11 @@ def run(ctx: FaultContext) -> Outcome:
         # the rerun killed too in a compounded case, at a point drawn the same way
         again = kill_points(rng, 1, events) if i in compounded else []
         for at in [point, *again]:
-            killed = spawn(root, *args)
+            killed = spawn(root, *args, env=cli_env(root, own_server=True))
             kills.append(kill_at(root, killed, at, n_files))
             problems += [f"alive after the kill: {p}" for p in left_alive(killed.pid, root)]
         landed.append(" then ".join(str(k) for k in kills))
-        result = interleaf(root, *args)
+        result = interleaf(root, *args, env=cli_env(root, own_server=True))
         reruns.append(result.seconds)
         if result.returncode != 0 or "0 failed" not in result.stdout or "Traceback" in result.stderr:
             problems.append(f"rerun exit {result.returncode}: {(result.stdout + result.stderr).strip()[-300:]}")
