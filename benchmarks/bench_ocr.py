@@ -138,7 +138,7 @@ def read_all(setting: Setting, items: list[dict[str, Any]]) -> dict[str, Any]:
 
     engine = RapidOcrEngine(RapidOcrConfig(threads=1, det_max_side=setting.det_max_side))
     # the recognizer's batch is fixed in rapidocr_engine; this bench sets it to compare
-    rapidocr_engine(1, setting.det_max_side)._load_rec_model().rec_batch_num = setting.rec_batch
+    rapidocr_engine(1)._load_rec_model().rec_batch_num = setting.rec_batch
     libc = ctypes.CDLL("libc.so.6")
     texts, cpu, peak = {}, 0.0, 0.0
     documents: dict[str, Any] = {}

@@ -120,10 +120,10 @@ def test_the_detector_sees_a_large_image_at_most_det_max_side_and_a_small_one_as
     """describe.ocr.rapidocr.det_max_side: the detector's input, not the image the lines are read
     from. RapidOCR scales the short side up to 736 px; a page-sized crop at 216 dpi (1,638 x 2,011
     px) went to the detector whole, and a wide strip came out longer still."""
-    from interleaf.pdf.ocr.rapidocr_engine import rapidocr_engine
+    from interleaf.pdf.ocr.rapidocr_engine import detector_bound
 
-    bounded = rapidocr_engine(1, 1280)._load_det_model().get_preprocess()
-    own = rapidocr_engine(1, None)._load_det_model().get_preprocess()
+    bounded = detector_bound(1, 1280).text_det.get_preprocess()
+    own = detector_bound(1, None).text_det.get_preprocess()
     page_sized, strip, small = (np.full((h, w, 3), 255, np.uint8) for h, w in ((2011, 1638), (300, 1500), (200, 300)))
     assert own(page_sized).shape[2:] == (2016, 1632) and bounded(page_sized).shape[2:] == (1280, 1056)
     assert own(strip).shape[2:] == (736, 3680) and bounded(strip).shape[2:] == (256, 1280)

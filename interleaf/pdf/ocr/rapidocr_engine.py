@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,25 +24,37 @@ _LOCK = threading.Lock()
 MAX_ASPECT = 16.0
 
 
-def _bounded_preprocess(detector: Any, max_side: int) -> Any:
+def _bounded_preprocess(detector: Any) -> Callable[[], Any]:
     """RapidOCR's detector input sizing (the short side scaled up to `limit_side_len`), held to
-    `max_side` pixels on the longer side. The boxes found are mapped back to the image RapidOCR
-    was given, and the lines cropped from it: only detection sees the smaller image."""
+    `detector.max_side` pixels on the longer side (None: RapidOCR's own sizing). The boxes found are
+    mapped back to the image RapidOCR was given, and the lines cropped from it: only detection sees
+    the smaller image."""
     from rapidocr.ch_ppocr_det.utils import DetPreProcess
 
     class BoundedDetPreProcess(DetPreProcess):
+        def __init__(self, max_side: int | None, *args: Any) -> None:
+            super().__init__(*args)
+            self.max_side = max_side
+
         def resize(self, img: np.ndarray) -> np.ndarray | None:
             h, w = img.shape[:2]
             upscale = max(1.0, self.limit_side_len / max(min(h, w), 1))
-            if max(h, w) * upscale <= max_side:
+            if self.max_side is None or max(h, w) * upscale <= self.max_side:
                 return super().resize(img)
-            return DetPreProcess(max_side, "max", self.mean, self.std).resize(img)
+            return DetPreProcess(self.max_side, "max", self.mean, self.std).resize(img)
 
-    return lambda: BoundedDetPreProcess(detector.limit_side_len, detector.limit_type, detector.mean, detector.std)
+    def preprocess() -> BoundedDetPreProcess:
+        return BoundedDetPreProcess(
+            detector.max_side, detector.limit_side_len, detector.limit_type, detector.mean, detector.std
+        )
+
+    return preprocess
 
 
 @functools.cache
-def rapidocr_engine(threads: int, det_max_side: int | None = None) -> Any:
+def rapidocr_engine(threads: int) -> Any:
+    """One engine per process and thread count, parse's and describe's alike (a second one held
+    ~40 MB more in each page worker); `detector_bound` sets the detector's input size per read."""
     from rapidocr import RapidOCR
 
     engine = RapidOCR(
@@ -59,10 +72,17 @@ def rapidocr_engine(threads: int, det_max_side: int | None = None) -> Any:
         }
     )
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-    if det_max_side is not None:
-        # rapidocr==3.10.0 (pinned) builds the detector's preprocessing per call from get_preprocess
-        detector = engine._load_det_model()
-        detector.get_preprocess = _bounded_preprocess(detector, det_max_side)
+    # rapidocr==3.10.0 (pinned) builds the detector's preprocessing per call from get_preprocess
+    detector = engine._load_det_model()
+    detector.max_side = None
+    detector.get_preprocess = _bounded_preprocess(detector)
+    return engine
+
+
+def detector_bound(threads: int, max_side: int | None) -> Any:
+    """The engine of `threads`, its detector held to `max_side` px until the next call (under _LOCK)."""
+    engine = rapidocr_engine(threads)
+    engine.text_det.max_side = max_side
     return engine
 
 
@@ -81,7 +101,7 @@ class RapidOcrEngine:
         check_image(image_bgr)
         image = pad_to_aspect(image_bgr, MAX_ASPECT)
         with _LOCK:
-            result = rapidocr_engine(self.config.threads, self.config.det_max_side)(image)
+            result = detector_bound(self.config.threads, self.config.det_max_side)(image)
         if result.boxes is None or result.txts is None:
             return []
         lines = []
