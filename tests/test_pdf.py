@@ -130,6 +130,20 @@ def test_the_detector_sees_a_large_image_at_most_det_max_side_and_a_small_one_as
     assert bounded(small).shape == own(small).shape  # 736 x 1104: within the bound, as RapidOCR has it
 
 
+def test_rapidocr_sessions_plan_no_memory_pattern() -> None:
+    """Every image and line has its own shape, so a memory pattern (planned for one shape, one block
+    for all of a run's activations) only added to each read's peak. RapidOCR builds its sessions at
+    their first use: all three must be built under the patch, and the patch undone after."""
+    from rapidocr.inference_engine.onnxruntime import main as onnxruntime_engine
+
+    from interleaf.pdf.ocr.rapidocr_engine import rapidocr_engine
+
+    engine = rapidocr_engine(1)
+    parts = (engine.text_det, engine.text_rec, engine.text_cls)
+    assert all(part.session.session.get_session_options().enable_mem_pattern is False for part in parts)
+    assert onnxruntime_engine.OrtInferSession._init_sess_opts.__name__ == "_init_sess_opts"
+
+
 def test_det_max_side_is_a_size_or_null(tmp_path: Path) -> None:
     from interleaf.config import load_settings
     from interleaf.errors import ConfigError

@@ -28,6 +28,7 @@ from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, use_vector_text
 from interleaf.fingerprint import canonical_json
 from interleaf.heap import return_freed_memory
+from interleaf.pdf.document import empty_pdf_store
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
 from interleaf.pdf.render import image_rects, render_bgr
 from interleaf.pdf.rows import rows_text
@@ -191,6 +192,7 @@ def read_range(job: ReadJob) -> dict[str, Reading]:
             pages = page_texts(pdf, job.page_rows, set(job.pages), CachedOcr(job.ocr, job.cache, READ), ruled)
             return read_quotes(job.quotes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
     finally:
+        empty_pdf_store()
         # the detector's activations of each read, freed and kept by malloc, would pile up in the worker
         return_freed_memory()
 

@@ -13,7 +13,7 @@ import pymupdf
 
 from interleaf.heap import return_freed_memory
 from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
-from interleaf.pdf.document import MUPDF_ERRORS, mupdf_errors, open_pdf
+from interleaf.pdf.document import MUPDF_ERRORS, empty_pdf_store, mupdf_errors, open_pdf
 from interleaf.stage import Lost, PageMap
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).
@@ -46,6 +46,7 @@ def run_chunk(job: ChunkJob) -> list[PageResult | PageRejected]:
         return [_run_page(doc, i, arg, job.parse_page) for i, arg in zip(job.pages, job.page_args, strict=True)]
     finally:
         doc.close()
+        empty_pdf_store()
         return_freed_memory()  # a page read by OCR leaves hundreds of MB that malloc would keep
 
 

@@ -6,20 +6,23 @@ crops of figures and tables.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from interleaf.heap import return_freed_memory
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.images import check_image, pad_to_aspect
 from interleaf.pdf.ocr.protocol import OcrLine
 
 # One image at a time per process: two tasks in flight must not oversubscribe the cores.
 _LOCK = threading.Lock()
+_BUILDING = threading.Lock()  # RapidOCR's session options are patched while an engine is built
 # Longer strips get a white margin: the detector scales the short side up to 736 px (see pad_to_aspect).
 MAX_ASPECT = 16.0
 
@@ -51,29 +54,58 @@ def _bounded_preprocess(detector: Any) -> Callable[[], Any]:
     return preprocess
 
 
+@contextlib.contextmanager
+def _no_memory_pattern() -> Iterator[None]:
+    """The ONNX Runtime sessions RapidOCR builds meanwhile plan no memory pattern. A pattern is
+    planned for one input shape and holds one block for all of a run's activations; the detector and
+    the recognizer see a new shape with every image and line, so it only added to each read's peak
+    (rapidocr==3.10.0, pinned, sets no way to turn it off). Measured on 40 raster crops of the IRS
+    manual: the largest read +479 -> +353 MB over the worker, in the same time (79.1 and 78.2 s)."""
+    from rapidocr.inference_engine.onnxruntime import main as onnxruntime_engine
+
+    sessions = onnxruntime_engine.OrtInferSession
+    own = sessions._init_sess_opts
+
+    def options(cfg: Any) -> Any:
+        opts = own(cfg)
+        opts.enable_mem_pattern = False
+        return opts
+
+    sessions._init_sess_opts = staticmethod(options)
+    try:
+        yield
+    finally:
+        sessions._init_sess_opts = staticmethod(own)
+
+
 @functools.cache
 def rapidocr_engine(threads: int) -> Any:
     """One engine per process and thread count, parse's and describe's alike (a second one held
     ~40 MB more in each page worker); `detector_bound` sets the detector's input size per read."""
     from rapidocr import RapidOCR
 
-    engine = RapidOCR(
-        params={
-            # an image with no text in it is an outcome (a reject row), not a warning on the terminal
-            "Global.log_level": "error",
-            # The default (-1) takes every core in each worker process and thrashes 2 cores.
-            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-            # Lines one at a time, not padded to the widest of 6: a batch of 6 lines 1,984 px wide
-            # (at the recognizer's 48 px height) takes +665 MB, one line +75 MB, and is as fast a
-            # line. benchmarks/bench_ocr.py, 6 -> 1 a batch: OCR CPU 153 -> 133 s, largest read
-            # +895 -> +592 MB, word recall against the text layer of 40 crops 0.939 -> 0.938.
-            "Rec.rec_batch_num": 1,
-        }
-    )
+    with _BUILDING, _no_memory_pattern():
+        engine = RapidOCR(
+            params={
+                # an image with no text in it is an outcome (a reject row), not a warning on the terminal
+                "Global.log_level": "error",
+                # The default (-1) takes every core in each worker process and thrashes 2 cores.
+                "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+                "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+                # Lines one at a time, not padded to the widest of 6: a batch of 6 lines 1,984 px wide
+                # (at the recognizer's 48 px height) takes +665 MB, one line +75 MB, and is as fast a
+                # line. benchmarks/bench_ocr.py, 6 -> 1 a batch: OCR CPU 153 -> 133 s, largest read
+                # +895 -> +592 MB, word recall against the text layer of 40 crops 0.939 -> 0.938.
+                "Rec.rec_batch_num": 1,
+            }
+        )
+        # rapidocr==3.10.0 (pinned) builds its sessions at their first use: here, under the patch
+        detector = engine._load_det_model()
+        engine._load_rec_model()
+        if engine.use_cls:
+            engine._load_cls_model()
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-    # rapidocr==3.10.0 (pinned) builds the detector's preprocessing per call from get_preprocess
-    detector = engine._load_det_model()
+    # and the detector's preprocessing per call, from get_preprocess
     detector.max_side = None
     detector.get_preprocess = _bounded_preprocess(detector)
     return engine
@@ -102,6 +134,11 @@ class RapidOcrEngine:
         image = pad_to_aspect(image_bgr, MAX_ASPECT)
         with _LOCK:
             result = detector_bound(self.config.threads, self.config.det_max_side)(image)
+            # Each read's activations differ in shape from the last, and malloc, keeping what one
+            # freed, could not fit the next in it: a worker ratcheted up read after read. Measured on
+            # 40 raster crops of the IRS manual in one process: +736 MB at the peak, +650 MB held at
+            # the end; returned after each read, +446 and +86, for 4% more OCR time (75.2 -> 78.2 s).
+            return_freed_memory()
         if result.boxes is None or result.txts is None:
             return []
         lines = []
