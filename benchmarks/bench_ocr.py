@@ -61,10 +61,6 @@ def _words(text: str) -> collections.Counter[str]:
     return collections.Counter(t for t in re.sub(r"[^\w.%-]+", " ", text.lower()).split() if t)
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
 def ingest(corpus: Path, root: Path) -> Path:
     env = {**os.environ, "INTERLEAF_WAREHOUSE": str(root / "wh"), "PREFECT_HOME": str(root / ".prefect")}
     # describe off and BM25 alone: the crops need the quotes and page texts, not MiniLM's vectors
@@ -170,6 +166,8 @@ def run_setting(setting: Setting, items: list[dict[str, Any]], work: Path) -> di
 
 
 def main() -> None:
+    from interleaf.evidence import contains_needle  # the corpus README's matching, as evaluate's
+
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument(
         "--corpus", type=Path, default=Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -207,10 +205,9 @@ def main() -> None:
             {
                 i
                 for i, e in enumerate(evidence)
-                if any(
-                    _fold(e["needle"]) in _fold(texts[c["quote_id"]])
-                    for c in raster
-                    if (c["doc"], c["page_idx"]) == (e["doc"], e["page"] - 1)
+                if contains_needle(
+                    (texts[c["quote_id"]] for c in raster if (c["doc"], c["page_idx"]) == (e["doc"], e["page"] - 1)),
+                    e["needle"],
                 )
             }
         )
