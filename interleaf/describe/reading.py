@@ -193,7 +193,7 @@ def read_range(job: ReadJob) -> dict[str, Reading]:
             return read_quotes(job.quotes, pages, renderer(pdf, job.dpi), job.ocr, job.settings, job.cache)
     finally:
         empty_pdf_store()
-        # the detector's activations of each read, freed and kept by malloc, would pile up in the worker
+        # what the job freed besides its OCR reads (each hands its own back): renders, page texts
         return_freed_memory()
 
 

@@ -47,7 +47,7 @@ def run_chunk(job: ChunkJob) -> list[PageResult | PageRejected]:
     finally:
         doc.close()
         empty_pdf_store()
-        return_freed_memory()  # a page read by OCR leaves hundreds of MB that malloc would keep
+        return_freed_memory()  # what layout and rendering freed (an OCR read hands its own back)
 
 
 _CODE = re.compile(r"^code=\d+: ")  # MuPDF's error number, before its message
