@@ -133,17 +133,22 @@ def test_the_detector_sees_a_large_image_at_most_det_max_side_and_a_small_one_as
     assert bounded(small).shape == own(small).shape  # 736 x 1104: within the bound, as RapidOCR has it
 
 
-def test_rapidocr_sessions_plan_no_memory_pattern() -> None:
+def test_rapidocr_sessions_plan_no_memory_pattern_and_no_layout_copies() -> None:
     """Every image and line has its own shape, so a memory pattern (planned for one shape, one block
-    for all of a run's activations) only added to each read's peak. RapidOCR builds its sessions at
-    their first use: all three must be built under the patch, and the patch undone after."""
+    for all of a run's activations) only added to each read's peak, as did the blocked-channel copies
+    of ORT_ENABLE_ALL. RapidOCR builds its sessions at their first use: all three must be built under
+    the patch, and the patch undone after."""
+    import onnxruntime as ort
     from rapidocr.inference_engine.onnxruntime import main as onnxruntime_engine
 
     from interleaf.pdf.ocr.rapidocr_engine import rapidocr_engine
 
     engine = rapidocr_engine(1)
-    parts = (engine.text_det, engine.text_rec, engine.text_cls)
-    assert all(part.session.session.get_session_options().enable_mem_pattern is False for part in parts)
+    options = [
+        part.session.session.get_session_options() for part in (engine.text_det, engine.text_rec, engine.text_cls)
+    ]
+    assert all(o.enable_mem_pattern is False for o in options)
+    assert all(o.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED for o in options)
     assert onnxruntime_engine.OrtInferSession._init_sess_opts.__name__ == "_init_sess_opts"
 
 

@@ -55,12 +55,19 @@ def _bounded_preprocess(detector: Any) -> Callable[[], Any]:
 
 
 @contextlib.contextmanager
-def _no_memory_pattern() -> Iterator[None]:
-    """The ONNX Runtime sessions RapidOCR builds meanwhile plan no memory pattern. A pattern is
-    planned for one input shape and holds one block for all of a run's activations; the detector and
-    the recognizer see a new shape with every image and line, so it only added to each read's peak
-    (rapidocr==3.10.0, pinned, sets no way to turn it off). Measured on 40 raster crops of the IRS
-    manual: the largest read +479 -> +353 MB over the worker, in the same time (79.1 and 78.2 s)."""
+def _lean_sessions() -> Iterator[None]:
+    """The ONNX Runtime sessions RapidOCR builds meanwhile plan no memory pattern and leave the
+    graph's layout as it is (rapidocr==3.10.0, pinned, sets neither).
+    - A pattern is planned for one input shape and holds one block for all of a run's activations;
+      the detector and the recognizer see a new shape with every image and line, so it only added to
+      each read's peak. Measured on 40 raster crops of the IRS manual: the largest read +479 -> +353 MB
+      over the worker, in the same time (79.1 and 78.2 s).
+    - ORT_ENABLE_ALL, RapidOCR's level, adds the layout optimizations on top of ORT_ENABLE_EXTENDED:
+      blocked-channel (NCHWc) copies of the activations. Without them, on the corpus's 6 scanned pages
+      and 10 crops of the IRS manual, two runs each: the same texts, the largest page read +600-603 ->
+      +529-578 MB, the largest crop read +405-412 -> +321-350 MB, in the same time (pages 20.3-20.8 s
+      and 20.6-20.8 s, crops 12.5-12.9 s and 12.5-14.0 s)."""
+    import onnxruntime as ort
     from rapidocr.inference_engine.onnxruntime import main as onnxruntime_engine
 
     sessions = onnxruntime_engine.OrtInferSession
@@ -69,6 +76,7 @@ def _no_memory_pattern() -> Iterator[None]:
     def options(cfg: Any) -> Any:
         opts = own(cfg)
         opts.enable_mem_pattern = False
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         return opts
 
     sessions._init_sess_opts = staticmethod(options)
@@ -84,7 +92,7 @@ def rapidocr_engine(threads: int) -> Any:
     ~40 MB more in each page worker); `detector_bound` sets the detector's input size per read."""
     from rapidocr import RapidOCR
 
-    with _BUILDING, _no_memory_pattern():
+    with _BUILDING, _lean_sessions():
         engine = RapidOCR(
             params={
                 # an image with no text in it is an outcome (a reject row), not a warning on the terminal
