@@ -64,9 +64,9 @@ def _lean_sessions() -> Iterator[None]:
       over the worker, in the same time (79.1 and 78.2 s).
     - ORT_ENABLE_ALL, RapidOCR's level, adds the layout optimizations on top of ORT_ENABLE_EXTENDED:
       blocked-channel (NCHWc) copies of the activations. Without them, on the corpus's 6 scanned pages
-      and 10 crops of the IRS manual, two runs each: the same texts, the largest page read +600-603 ->
-      +529-578 MB, the largest crop read +405-412 -> +321-350 MB, in the same time (pages 20.3-20.8 s
-      and 20.6-20.8 s, crops 12.5-12.9 s and 12.5-14.0 s)."""
+      (two runs): the same texts, the largest page read +600-603 -> +529-578 MB. benchmarks/bench_ocr.py
+      (README "Scaling out"), the default setting: the same word P/R and needles, the largest
+      read +558 -> +377 MB, for 8% more OCR CPU (141 -> 152 s)."""
     import onnxruntime as ort
     from rapidocr.inference_engine.onnxruntime import main as onnxruntime_engine
 
