@@ -3,6 +3,7 @@ it refuses, and thin strips that once asked for gigabytes)."""
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
@@ -152,24 +153,31 @@ def test_rapidocr_sessions_plan_no_memory_pattern_and_no_layout_copies() -> None
     assert onnxruntime_engine.OrtInferSession._init_sess_opts.__name__ == "_init_sess_opts"
 
 
-def test_importing_interleaf_keeps_pymupdfs_layout_model_out_of_the_process() -> None:
-    """pymupdf 2.0 loads the ONNX model of its optional layout analyzer when it is imported, and
-    Interleaf never uses it. Imported after interleaf, pymupdf runs without it and reads text as
-    before. Each check runs in a fresh interpreter, since a process imports pymupdf once."""
+def test_pymupdfs_layout_model_loads_only_when_a_layout_is_asked_for() -> None:
+    """pymupdf 2.0 loads the ONNX model of its optional layout analyzer when it is imported; Interleaf
+    never asks for a layout, so after interleaf the model waits for the first `find_tables()` or
+    `get_layout()`, which then give what they give without interleaf. Each order runs in a fresh
+    interpreter, since a process imports pymupdf once."""
     probe = (
-        "import sys\n"
-        "if sys.argv[1] == 'first': import interleaf\n"
+        "import json, sys\n"
+        "if sys.argv[1] == 'interleaf first': import interleaf\n"
         "import pymupdf\n"
-        f"page = pymupdf.open({str(CORPUS / 'docs' / 'dpr-emnlp2020.pdf')!r})[0]\n"
-        "print(pymupdf._get_layout is not None, len(page.get_text('words')))\n"
+        "loaded = lambda: 'pymupdf.layout.DocumentLayoutAnalyzer' in sys.modules\n"
+        f"doc = pymupdf.open({str(CORPUS / 'docs' / 'mavis-aaai2026.pdf')!r})\n"
+        "at_import, words = loaded(), len(doc[0].get_text('words'))\n"
+        "tables = [t.to_markdown() for t in doc[3].find_tables().tables]\n"
+        "print(json.dumps([at_import, words, tables, loaded()]))\n"
     )
     alone, after = (
-        subprocess.run([sys.executable, "-c", probe, order], capture_output=True, text=True, check=True).stdout.split()
-        for order in ("alone", "first")
+        json.loads(
+            subprocess.run([sys.executable, "-c", probe, order], capture_output=True, text=True, check=True).stdout
+        )
+        for order in ("pymupdf alone", "interleaf first")
     )
-    assert alone[0] == "True"  # installed, the analyzer loads: what the check below keeps out
-    assert after[0] == "False"
-    assert after[1] == alone[1] and int(after[1]) > 500  # the page's words, as many either way
+    assert alone[0] is True and after[0] is False  # installed, the model loads with pymupdf: not after interleaf
+    assert after[1] == alone[1] > 500  # the page's words
+    assert after[2] == alone[2] and "NLIDeBERTaV3" in after[2][0]  # the layout-guided table, found all the same
+    assert after[3] is True
 
 
 def test_det_max_side_is_a_size_or_null(tmp_path: Path) -> None:
