@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ class Ingest:
     peak_mb: float  # summed PSS of the command's process tree (and of the cluster's nodes, on Ray)
     at_peak: dict[str, float]  # MB of PSS by kind of process at the peak
     stdout: str
+    by_role: dict[str, list[float]] = field(default_factory=dict)  # each second's MB of PSS by kind of process
 
     @property
     def rate(self) -> float:
@@ -78,14 +80,18 @@ def ingest(
         proc = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
         roots = [psutil.Process(proc.pid), *(psutil.Process(p) for p in (cluster.pids if cluster else []))]
         peak, at_peak = 0, {}
+        by_role: dict[str, list[float]] = {}
         while proc.poll() is None:
             samples = [_tree_memory(root) for root in roots]
+            now: dict[str, float] = {}
+            for name, sample in zip(["command", *("ray node" for _ in roots[1:])], samples, strict=True):
+                for role, used in sample[2].items():
+                    kind = role if name == "command" else name
+                    now[kind] = now.get(kind, 0) + used / 2**20
+            for kind, used in now.items():
+                by_role.setdefault(kind, []).append(used)
             if (pss := sum(sample[1] for sample in samples)) > peak:
-                peak, at_peak = pss, {}
-                for name, sample in zip(["command", *("ray node" for _ in roots[1:])], samples, strict=True):
-                    for role, used in sample[2].items():
-                        kind = role if name == "command" else name
-                        at_peak[kind] = at_peak.get(kind, 0) + used / 2**20
+                peak, at_peak = pss, now
             time.sleep(1.0)
         seconds = time.perf_counter() - started
         out.seek(0)
@@ -93,11 +99,18 @@ def ingest(
     if proc.returncode != 0:
         raise SystemExit(f"ingest failed ({proc.returncode}):\n{stdout[-3000:]}")
     pages = int(re.search(r"(\d+) pages parsed", stdout).group(1))  # type: ignore[union-attr]
-    return Ingest(seconds, pages, peak / 2**20, at_peak, stdout)
+    return Ingest(seconds, pages, peak / 2**20, at_peak, stdout, by_role)
 
 
 def _roles(run: Ingest) -> str:
     return ", ".join(f"{role} {mb:.0f}" for role, mb in sorted(run.at_peak.items(), key=lambda kv: -kv[1]))
+
+
+def _roles_over_run(run: Ingest) -> str:
+    """Each kind of process's median and largest PSS over the seconds it ran: what it holds most of
+    the time, and its own largest, which need not fall at the peak of the sum."""
+    kinds = sorted(run.by_role.items(), key=lambda kv: -statistics.median(kv[1]))
+    return ", ".join(f"{kind} {statistics.median(mb):.0f} / {max(mb):.0f}" for kind, mb in kinds)
 
 
 def _query(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -187,6 +200,7 @@ def main() -> None:
             f"peak memory {local.peak_mb:.0f} MB PSS (target < {PEAK_TARGET_MB}): {_roles(local)}",
             flush=True,
         )
+        print(f"  memory by kind of process over the run (median / largest MB PSS): {_roles_over_run(local)}")
         units = stage_seconds(work / "local")
         print(
             "  its units (ledger): "

@@ -2,16 +2,14 @@
 
 torch + sentence-transformers cost the ingest process ~900 MB for what is, at inference, a few matrix
 products per layer. Here the same model runs on ONNX Runtime: the folder's own `onnx/model.onnx` when
-it ships one, else a BERT graph built in memory from `config.json` + `model.safetensors`. Truncation,
-pooling and normalisation follow the folder's sentence-transformers files, so the vectors match
-`SentenceTransformer(folder).encode(...)`.
+it ships one, else a BERT graph built from `config.json` + `model.safetensors` (bert_graph.py).
+Truncation, pooling and normalisation follow the folder's sentence-transformers files, so the vectors
+match `SentenceTransformer(folder).encode(...)`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import tempfile
 from functools import cached_property
 from pathlib import Path
@@ -20,12 +18,13 @@ from typing import Any, Literal
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
 
 from interleaf.heap import return_freed_memory
+from interleaf.index.bert_graph import WEIGHTS_FILE, OnnxEncoderError, bert_config, build_bert_graph, read_json
 
-OPSET = 17  # the first opset with a single LayerNormalization op
+__all__ = ["OnnxEncoder", "OnnxEncoderError", "build_bert_graph", "quantized"]
+
 _HUGE_LENGTH = 1_000_000  # transformers writes ~1e30 as model_max_length when a tokenizer has no limit
 _POOLINGS = ("cls", "mean", "max", "lasttoken")
 _LEGACY_POOLING = {  # sentence-transformers < 6 wrote one boolean per mode
@@ -44,54 +43,6 @@ Precision = Literal["float32", "int8"]
 # raised the peak to +290 MB: the chunks it frees fragment malloc, batch after batch.
 _ARENA_SHRINKAGE = ort.RunOptions()
 _ARENA_SHRINKAGE.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-
-
-class OnnxEncoderError(ValueError):
-    """A folder this backend cannot reproduce exactly; the message names the folder and the reason."""
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-
-
-def _bert_config(model_dir: Path) -> dict[str, Any]:
-    cfg = _read_json(model_dir / "config.json")
-    if cfg is None:
-        raise OnnxEncoderError(f"{model_dir}: no config.json (and no onnx/model.onnx)")
-    archs = cfg.get("architectures") or ["?"]
-    # BertForMaskedLM & co. checkpoints carry the same encoder, which is all sentence-transformers loads
-    if cfg.get("model_type") != "bert" or not all(a.startswith("Bert") for a in archs):
-        raise OnnxEncoderError(
-            f"{model_dir}: architecture {'/'.join(archs)} (model_type {cfg.get('model_type')!r}) is not a BERT "
-            "encoder; the onnx backend builds graphs only for BertModel (MiniLM, BGE, E5, GTE-base). Ship an "
-            "onnx/model.onnx in the folder or use backend sentence-transformers"
-        )
-    if cfg.get("position_embedding_type", "absolute") != "absolute" or cfg.get("is_decoder"):
-        raise OnnxEncoderError(f"{model_dir}: only absolute-position BERT encoders are supported")
-    return cfg
-
-
-class _Graph:
-    """Just enough of a graph builder: each node gets a fresh output name, weights become initializers."""
-
-    def __init__(self) -> None:
-        self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
-        self._names: set[str] = set()
-        self._count = 0
-
-    def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
-        self._count += 1
-        out = f"{op_type.lower()}_{self._count}"
-        self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
-        return out
-
-    def const(self, name: str, value: np.ndarray) -> str:
-        if name in self._names:  # a shared scalar asked for again by every layer
-            return name
-        self._names.add(name)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
 
 
 def quantized(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -126,93 +77,6 @@ def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("Please consider to run pre-processing")
 
 
-def build_bert_graph(model_dir: str | Path) -> onnx.ModelProto:
-    """The HF BertModel forward pass (no pooler) as an ONNX model whose output is `last_hidden_state`."""
-    from safetensors.numpy import load_file
-
-    model_dir = Path(model_dir)
-    cfg = _bert_config(model_dir)
-    if not (model_dir / "model.safetensors").exists():
-        raise OnnxEncoderError(f"{model_dir}: no model.safetensors to build the ONNX graph from")
-    weights = {
-        k.removeprefix("bert.")
-        .replace("LayerNorm.gamma", "LayerNorm.weight")
-        .replace("LayerNorm.beta", "LayerNorm.bias"): v
-        for k, v in load_file(str(model_dir / "model.safetensors")).items()
-    }
-    hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
-    eps, act = float(cfg.get("layer_norm_eps", 1e-12)), str(cfg.get("hidden_act", "gelu"))
-    g = _Graph()
-
-    def weight(name: str, transpose: bool = False) -> str:
-        if name not in weights:
-            raise OnnxEncoderError(f"{model_dir}: model.safetensors has no tensor {name!r}")
-        value = weights.pop(name).astype(np.float32)  # pop: no second copy of the weights stays alive
-        return g.const(name, value.T if transpose else value)
-
-    def linear(x: str, prefix: str) -> str:  # torch Linear stores [out, in]; MatMul wants [in, out]
-        return g.op("Add", g.op("MatMul", x, weight(f"{prefix}.weight", True)), weight(f"{prefix}.bias"))
-
-    def layer_norm(x: str, prefix: str) -> str:
-        return g.op("LayerNormalization", x, weight(f"{prefix}.weight"), weight(f"{prefix}.bias"), axis=-1, epsilon=eps)
-
-    half, one = g.const("half", np.array(0.5, np.float32)), g.const("one", np.array(1.0, np.float32))
-
-    def activation(x: str) -> str:
-        if act == "gelu":  # exact erf GELU, as torch.nn.functional.gelu
-            inv_sqrt2 = g.const("inv_sqrt2", np.array(1 / math.sqrt(2), np.float32))
-            return g.op("Mul", g.op("Mul", x, half), g.op("Add", one, g.op("Erf", g.op("Mul", x, inv_sqrt2))))
-        if act in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):
-            c, k = (
-                g.const("tanh_c", np.array(math.sqrt(2 / math.pi), np.float32)),
-                g.const("tanh_k", np.array(0.044715, np.float32)),
-            )
-            cube = g.op("Mul", k, g.op("Mul", x, g.op("Mul", x, x)))
-            return g.op(
-                "Mul", g.op("Mul", x, half), g.op("Add", one, g.op("Tanh", g.op("Mul", c, g.op("Add", x, cube))))
-            )
-        if act == "relu":
-            return g.op("Relu", x)
-        if act in ("silu", "swish"):
-            return g.op("Mul", x, g.op("Sigmoid", x))
-        raise OnnxEncoderError(f"{model_dir}: hidden_act {act!r} is not supported")
-
-    # embeddings: word + position (the first S rows of the table) + token type, then LayerNorm
-    seq_len = g.op("Shape", "input_ids", start=1, end=2)
-    zero = g.const("zero_1d", np.array([0], np.int64))
-    positions = g.op("Slice", weight("embeddings.position_embeddings.weight"), zero, seq_len, zero)
-    x = g.op("Add", g.op("Gather", weight("embeddings.word_embeddings.weight"), "input_ids"), positions)
-    x = g.op("Add", x, g.op("Gather", weight("embeddings.token_type_embeddings.weight"), "token_type_ids"))
-    x = layer_norm(x, "embeddings.LayerNorm")
-    # padding as an additive bias of the float32 minimum on the attention scores, as transformers does
-    mask = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
-    bias = g.op("Mul", g.op("Sub", one, mask), g.const("min", np.array(np.finfo(np.float32).min, np.float32)))
-    bias = g.op("Unsqueeze", bias, g.const("axes_1_2", np.array([1, 2], np.int64)))  # [B, 1, 1, S]
-    split = g.const("split_heads", np.array([0, 0, heads, hidden // heads], np.int64))
-    merge = g.const("merge_heads", np.array([0, 0, hidden], np.int64))
-    scale = g.const("scale", np.array(1 / math.sqrt(hidden // heads), np.float32))
-    for i in range(int(cfg["num_hidden_layers"])):
-        p = f"encoder.layer.{i}"
-        q, k, v = (g.op("Reshape", linear(x, f"{p}.attention.self.{n}"), split) for n in ("query", "key", "value"))
-        scores = g.op("MatMul", g.op("Transpose", q, perm=[0, 2, 1, 3]), g.op("Transpose", k, perm=[0, 2, 3, 1]))
-        probs = g.op("Softmax", g.op("Add", g.op("Mul", scores, scale), bias), axis=-1)
-        context = g.op("MatMul", probs, g.op("Transpose", v, perm=[0, 2, 1, 3]))
-        context = g.op("Reshape", g.op("Transpose", context, perm=[0, 2, 1, 3]), merge)
-        attended = layer_norm(
-            g.op("Add", linear(context, f"{p}.attention.output.dense"), x), f"{p}.attention.output.LayerNorm"
-        )
-        inner = activation(linear(attended, f"{p}.intermediate.dense"))
-        x = layer_norm(g.op("Add", linear(inner, f"{p}.output.dense"), attended), f"{p}.output.LayerNorm")
-    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-    ints = [
-        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
-        for n in ("input_ids", "attention_mask", "token_type_ids")
-    ]
-    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden])
-    graph = helper.make_graph(g.nodes, "bert", ints, [out], initializer=g.initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="interleaf")
-
-
 def _pooling_modes(config: dict[str, Any], where: Path) -> list[str]:
     if "pooling_mode" in config:
         mode = config["pooling_mode"]
@@ -222,6 +86,23 @@ def _pooling_modes(config: dict[str, Any], where: Path) -> list[str]:
     if not modes or any(m not in _POOLINGS for m in modes):
         raise OnnxEncoderError(f"{where}: pooling {modes or 'none'} not supported (supported: {', '.join(_POOLINGS)})")
     return modes
+
+
+def _built_session(model_dir: Path, options: ort.SessionOptions) -> ort.InferenceSession:
+    """A session of the graph built from `model_dir`, its weights written beside it to a temporary
+    folder that ONNX Runtime maps instead of copying the weights into the process. Built in memory and
+    handed over as bytes, the model was held three times over while it loaded: as safetensors arrays,
+    in the graph, in its serialized bytes. The folder is removed once the session is built; on Linux
+    a mapped file outlives its name. MiniLM in one process (probe, RSS): the load's peak +357 -> +102
+    MB and 0.50 -> 0.16 s; held after the load +96 -> +50 MB, but after an encode of 400 passages
+    +111 -> +109, since the embedding table is then paged in; the same vectors, bit for bit."""
+    with tempfile.TemporaryDirectory(prefix="interleaf-bert-", ignore_cleanup_errors=True) as tmp:
+        folder = Path(tmp)
+        with open(folder / WEIGHTS_FILE, "wb") as weights:
+            graph = build_bert_graph(model_dir, weights)
+        onnx.save(graph, str(folder / "model.onnx"))
+        del graph
+        return ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
 
 
 class OnnxEncoder:
@@ -252,11 +133,11 @@ class OnnxEncoder:
         shipped = self.model_dir / "onnx" / "model.onnx"
         self.source = "onnx/model.onnx" if shipped.exists() else "model.safetensors"
         if not shipped.exists():
-            _bert_config(self.model_dir)  # a non-BERT folder fails here, before any tokenizer complaint
+            bert_config(self.model_dir)  # a non-BERT folder fails here, before any tokenizer complaint
         chosen = [pooling] if pooling else folder_pooling or [fallback_pooling]
         chosen = [mode.replace("last_token", "lasttoken") for mode in chosen]  # sentence-transformers' spelling
         self.pooling = _pooling_modes({"pooling_mode": chosen}, self.folder)
-        st_config = _read_json(self.model_dir / "sentence_bert_config.json") or {}
+        st_config = read_json(self.model_dir / "sentence_bert_config.json") or {}
         self.lowercase = bool(st_config.get("do_lower_case", False))
         self.max_seq_length = self._max_length(st_config)
         self.tokenizer = self._tokenizer()
@@ -272,18 +153,19 @@ class OnnxEncoder:
         self.precision = precision
         if shipped.exists() and precision == "float32":
             self.session = ort.InferenceSession(str(shipped), options, providers=["CPUExecutionProvider"])
-        else:  # kept in memory: no file to clean up, nothing written into a read-only site-packages
+        elif precision == "float32":
+            self.session = _built_session(self.model_dir, options)
+        else:  # int8: quantized in memory, nothing written into a read-only site-packages
             graph = onnx.load(str(shipped)) if shipped.exists() else build_bert_graph(self.model_dir)
-            model_bytes = (quantized(graph) if precision == "int8" else graph).SerializeToString()
+            model_bytes = quantized(graph).SerializeToString()
             del graph
             self.session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-            # the Python wrapper keeps the bytes (~90 MB for MiniLM) only to rebuild on set_providers
+            # the Python wrapper keeps the bytes only to rebuild on set_providers
             self.session._model_bytes = None
             del model_bytes
-            if precision == "int8":
-                # glibc kept what quantizing freed: the process held 374 MB after loading MiniLM in
-                # int8, 198 MB once trimmed, against 233 MB in float32
-                return_freed_memory()
+            # glibc kept what quantizing freed: the process held 374 MB after loading MiniLM in
+            # int8, 198 MB once trimmed, against 233 MB in float32
+            return_freed_memory()
         self._inputs = {i.name: _INT_TYPES.get(i.type, np.int64) for i in self.session.get_inputs()}
         outputs = self.session.get_outputs()
         names = [o.name for o in outputs]
@@ -291,7 +173,7 @@ class OnnxEncoder:
 
     def _modules(self) -> tuple[Path, list[str] | None, bool]:
         """(folder of the transformer, the folder's pooling modes or None, whether it normalises)."""
-        modules = _read_json(self.folder / "modules.json")
+        modules = read_json(self.folder / "modules.json")
         if modules is None:
             return self.folder, None, False
         model_dir, pooling, normalize = self.folder, None, False
@@ -301,7 +183,7 @@ class OnnxEncoder:
             if kind == "Transformer":
                 model_dir = where
             elif kind == "Pooling":
-                pooling = _pooling_modes(_read_json(where / "config.json") or {}, where)
+                pooling = _pooling_modes(read_json(where / "config.json") or {}, where)
             elif kind == "Normalize":
                 normalize = True
             else:  # a Dense or other head changes the vectors: better an error than silently different ones
@@ -313,9 +195,9 @@ class OnnxEncoder:
     def _max_length(self, st_config: dict[str, Any]) -> int:
         if st_config.get("max_seq_length"):
             return int(st_config["max_seq_length"])
-        length = int((_read_json(self.model_dir / "tokenizer_config.json") or {}).get("model_max_length") or 512)
+        length = int((read_json(self.model_dir / "tokenizer_config.json") or {}).get("model_max_length") or 512)
         length = 512 if length > _HUGE_LENGTH else length
-        positions = (_read_json(self.model_dir / "config.json") or {}).get("max_position_embeddings")
+        positions = (read_json(self.model_dir / "config.json") or {}).get("max_position_embeddings")
         return min(length, int(positions)) if positions and positions > 0 else length
 
     def _tokenizer(self) -> Tokenizer:
@@ -326,7 +208,7 @@ class OnnxEncoder:
         # tokenizer.json may carry the export's own fixed padding/truncation (MiniLM's: 128): ours wins
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self.max_seq_length)
-        pad = (_read_json(self.model_dir / "tokenizer_config.json") or {}).get("pad_token", "[PAD]")
+        pad = (read_json(self.model_dir / "tokenizer_config.json") or {}).get("pad_token", "[PAD]")
         pad = pad.get("content", "[PAD]") if isinstance(pad, dict) else pad
         self.pad_id = tokenizer.token_to_id(pad) or 0
         return tokenizer
