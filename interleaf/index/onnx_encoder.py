@@ -94,8 +94,9 @@ def _built_session(model_dir: Path, options: ort.SessionOptions) -> ort.Inferenc
     handed over as bytes, the model was held three times over while it loaded: as safetensors arrays,
     in the graph, in its serialized bytes. The folder is removed once the session is built; on Linux
     a mapped file outlives its name. MiniLM in one process (probe, RSS): the load's peak +357 -> +102
-    MB and 0.50 -> 0.16 s; held after the load +96 -> +50 MB, but after an encode of 400 passages
-    +111 -> +109, since the embedding table is then paged in; the same vectors, bit for bit."""
+    MB and 0.50 -> 0.16 s, the same vectors bit for bit. What the process holds is the same once it
+    has encoded (+96-109 against +99-111 MB after 30 questions or 400 passages): the gain is the
+    load's peak, in the ingest process beside the page workers and in `interleaf serve`."""
     with tempfile.TemporaryDirectory(prefix="interleaf-bert-", ignore_cleanup_errors=True) as tmp:
         folder = Path(tmp)
         with open(folder / WEIGHTS_FILE, "wb") as weights:
