@@ -2,9 +2,9 @@
 `model.safetensors` (interleaf/index/onnx_encoder.py runs it).
 
 The weights can go to a file beside the graph instead of into it, one tensor at a time. ONNX Runtime
-then maps that file rather than copying the weights, and the process that loads the model (the ingest
-process, `interleaf serve`) never holds them more than once (the figures: `_built_session` in
-onnx_encoder.py).
+then maps that file instead of parsing a serialized copy, so the process that loads the model (the
+ingest process, `interleaf serve`) does not hold the weights in the graph and in its bytes as well
+while it loads (the figures: `_built_session` in onnx_encoder.py).
 """
 
 from __future__ import annotations
