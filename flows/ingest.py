@@ -65,7 +65,9 @@ def _page_map(settings: Settings, stage: str) -> PageMap:
     limits = settings.parse.limits
     parsing = stage == "parse"
     timeout_s = limits.timeout_s if parsing else None
-    page_limits = PageLimits(limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb)
+    page_limits = PageLimits(
+        limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb, settings.parse.memory_budget_mb
+    )
     on_result = (lambda pages: progress.advance(len(pages))) if parsing else None
     if settings.executor.kind == "ray":
         return ray_engine.ray_page_map(settings.executor.pages, on_result, page_limits)

@@ -77,6 +77,19 @@ class Settings(Strict):
     evaluate: EvaluateConfig = EvaluateConfig()
     serve: ServeConfig = ServeConfig()
 
+    @model_validator(mode="after")
+    def _memory_budget_where_it_holds(self) -> Settings:
+        if self.parse.memory_budget_mb is None:
+            return self
+        if self.executor.kind != "local":
+            raise ValueError("parse.memory_budget_mb: read by executor kind 'local' only (a Ray node has its own)")
+        if self.describe.ocr.backend != "rapidocr":
+            raise ValueError(
+                f"parse.memory_budget_mb: budgets RapidOCR's text detection, and describe.ocr.backend "
+                f"is {self.describe.ocr.backend!r}"
+            )
+        return self
+
 
 def _set_dotted(tree: dict[str, Any], dotted: str, value: Any, item: str) -> str:
     """Put `value` at `dotted` in a raw config. A list's item (`index.retrievers`) is named by its
@@ -175,6 +188,8 @@ def _explain(error: Any, config_path: Path, given: dict[str, str], raw: Any) -> 
     at, shown = _user_loc(tuple(error["loc"]), raw)
     dotted, key = ".".join(at), ".".join(shown)
     related = (v for k, v in given.items() if dotted == k or dotted.startswith(k + ".") or k.startswith(dotted + "."))
+    if not dotted:  # a check across sections (Settings' own): the --set items its message names
+        related = (v for k, v in given.items() if k in error["msg"])
     item = next(related, None)
     where = f"--set {item}" if item else str(config_path)
     if error["type"] == "extra_forbidden":
@@ -185,7 +200,7 @@ def _explain(error: Any, config_path: Path, given: dict[str, str], raw: Any) -> 
         owner = ".".join(shown[:-1]) or "the config"
         return f"{where}: unknown key {key}{hint}; {owner} accepts: {', '.join(names)}"
     if error["type"] == "value_error":  # a model's own check: its message says what is wrong
-        return f"{where}: {key}: {error['msg'].removeprefix('Value error, ')}"
+        return f"{where}: {key + ': ' if key else ''}{error['msg'].removeprefix('Value error, ')}"
     value = repr(error.get("input"))
     value = value if len(value) <= 60 else value[:57] + "..."
     if error["type"] == "literal_error":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import multiprocessing.forkserver
+import os
 import resource
 import threading
 import time
@@ -23,15 +24,16 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TypeVar
 
-from interleaf import interrupt
+from interleaf import interrupt, memory_budget
 from interleaf.children import command_id, die_with_command
+from interleaf.memory_budget import MemoryBudget
 from interleaf.stage import Lost
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 _lock = threading.Lock()
-_pools: dict[tuple[int, int | None], ProcessPoolExecutor] = {}
+_pools: dict[tuple[int, int | None, int | None], ProcessPoolExecutor] = {}
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class PageLimits:
     timeout_s: float | None = None
     started: float = 0.0
     worker_mb: int | None = None  # address-space cap of each worker process
+    budget_mb: int | None = None  # the command's processes together (interleaf/memory_budget.py)
 
     @property
     def deadline(self) -> float | None:
@@ -100,28 +103,33 @@ def abandon_pools() -> None:
 interrupt.on_stop(abandon_pools)
 
 
-def start_worker(pid: int, created: float, worker_mb: int | None) -> None:
-    """Page worker initializer: die with the command, and hold the memory cap. RLIMIT_AS (address
-    space) rather than a watchdog on RSS: it cannot be overshot between two looks, and an
-    allocation past it fails in the page that made it (MemoryError), or kills the worker."""
+def start_worker(pid: int, created: float, worker_mb: int | None, budget: MemoryBudget | None) -> None:
+    """Page worker initializer: die with the command, hold the memory cap, and share the pool's
+    memory budget. RLIMIT_AS (address space) rather than a watchdog on RSS: it cannot be overshot
+    between two looks, and an allocation past it fails in the page that made it (MemoryError), or
+    kills the worker."""
     die_with_command(pid, created)
     if worker_mb is not None:
         cap = worker_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    memory_budget.install(budget)
 
 
-def process_pool(workers: int, worker_mb: int | None = None) -> ProcessPoolExecutor:
+def process_pool(workers: int, worker_mb: int | None = None, budget_mb: int | None = None) -> ProcessPoolExecutor:
     with _lock:
-        key = (workers, worker_mb)
+        key = (workers, worker_mb, budget_mb)
         if key not in _pools:
             # forkserver: forking a process that runs Prefect's threads can deadlock a child.
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["interleaf.parse.layout.parser"])
+            # one budget a pool: a pool rebuilt after a lost worker does not inherit the room its
+            # killed workers had taken and never gave back
+            budget = None if budget_mb is None else MemoryBudget(budget_mb, os.getpid(), context)
             _pools[key] = ProcessPoolExecutor(
                 max_workers=workers,
                 mp_context=context,
                 initializer=start_worker,
-                initargs=(*command_id(), worker_mb),
+                initargs=(*command_id(), worker_mb, budget),
             )
         return _pools[key]
 
@@ -166,7 +174,7 @@ def page_map(
     def pooled(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
         todo = deque(items)
         window: deque[tuple[T, Future[R]]] = deque()
-        pool = process_pool(workers, limits.worker_mb)
+        pool = process_pool(workers, limits.worker_mb, limits.budget_mb)
 
         def submit(item: T) -> None:
             window.append((item, pool.submit(fn, item)))
@@ -242,7 +250,7 @@ def _rebuilt(
     """After a worker died or was killed: a new pool, and the items in flight that did not finish
     submitted to it (they died with the pool: bystanders, or the culprit, which will die again)."""
     _replace_pool(pool, kill)
-    fresh = process_pool(workers, limits.worker_mb)
+    fresh = process_pool(workers, limits.worker_mb, limits.budget_mb)
     for i, (item, future) in enumerate(window):
         if not (future.done() and not future.cancelled() and future.exception() is None):
             window[i] = (item, fresh.submit(fn, item))

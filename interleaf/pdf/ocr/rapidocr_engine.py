@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from interleaf.heap import return_freed_memory
+from interleaf.memory_budget import room_for_detection
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.images import check_image, pad_to_aspect
 from interleaf.pdf.ocr.protocol import OcrLine
@@ -116,7 +117,19 @@ def rapidocr_engine(threads: int) -> Any:
     # and the detector's preprocessing per call, from get_preprocess
     detector.max_side = None
     detector.get_preprocess = _bounded_preprocess(detector)
+    detector.session = _BudgetedSession(detector.session)
     return engine
+
+
+class _BudgetedSession:
+    """The detector's ONNX session, run when the memory budget has room for it (interleaf/memory_budget.py)."""
+
+    def __init__(self, session: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.session = session
+
+    def __call__(self, tensor: np.ndarray) -> np.ndarray:
+        with room_for_detection(tensor.shape):
+            return self.session(tensor)
 
 
 def detector_bound(threads: int, max_side: int | None) -> Any:

@@ -1,0 +1,104 @@
+"""parse.memory_budget_mb: the page workers' OCR detections take turns when the command's processes
+are near the budget, and run side by side when they are not (interleaf/memory_budget.py)."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import threading
+import time
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from interleaf import memory_budget
+from interleaf.config import load_settings
+from interleaf.errors import ConfigError
+from interleaf.executor import PageLimits, page_map
+from interleaf.memory_budget import MemoryBudget, tree_pss_mb
+from interleaf.pdf.ocr.config import RapidOcrConfig
+from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
+from interleaf.pdf.render import render_bgr
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+HOLD_S = 0.5
+
+
+def hold_room(side: int) -> tuple[int, float, float]:
+    """Module-level, for the workers: waits for room for a detection on a `side` x `side` input,
+    holds it HOLD_S, and says which process held it when."""
+    with memory_budget.room_for_detection((1, 3, side, side)):
+        start = time.monotonic()  # CLOCK_MONOTONIC: one clock for all processes of the machine
+        time.sleep(HOLD_S)
+        return os.getpid(), start, time.monotonic()
+
+
+def _overlapping(spans: list[tuple[int, float, float]]) -> int:
+    ordered = sorted(spans, key=lambda span: span[1])
+    return sum(later[1] < earlier[2] for earlier, later in itertools.pairwise(ordered))
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_detections_take_turns_when_two_would_not_fit() -> None:
+    # a 3000 px square: an estimate of ~2 GB, so one fits in no budget below 4 GB beside another
+    spans = list(page_map(2, limits=PageLimits(budget_mb=3000))(hold_room, [3000] * 4))
+    assert len({pid for pid, _, _ in spans}) == 2, "both workers asked for room"
+    assert _overlapping(spans) == 0, spans
+    # what the budget is held against: this process and its page workers, not this process alone
+    assert tree_pss_mb(os.getpid()) > _own_pss_mb() + 50
+
+
+def _own_pss_mb() -> float:
+    rollup = Path("/proc/self/smaps_rollup").read_text().splitlines()
+    return next(int(line.split()[1]) for line in rollup if line.startswith("Pss:")) / 1024
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_detections_run_side_by_side_in_a_budget_with_room() -> None:
+    spans = list(page_map(2, limits=PageLimits(budget_mb=1_000_000))(hold_room, [3000] * 4))
+    assert _overlapping(spans) >= 1, spans
+
+
+def test_rapidocr_detection_waits_for_the_room_another_holds() -> None:
+    """The detector of the engine parse and describe use goes through the budget: while another
+    detection holds room in a full budget, a read waits for it, then reads what it reads unbudgeted."""
+    image = render_bgr(pymupdf.open(CORPUS / "docs" / "scanned-table.pdf")[0], 100)
+    engine = RapidOcrEngine(RapidOcrConfig(threads=1, det_max_side=736))
+    unbudgeted = engine.read(image)
+    budget = MemoryBudget(512, os.getpid(), multiprocessing.get_context("forkserver"))
+    held, hold_s = threading.Event(), 2.0
+
+    def other_detection() -> None:
+        with budget.room_for(1.0):
+            held.set()
+            time.sleep(hold_s)
+
+    other = threading.Thread(target=other_detection)
+    memory_budget.install(budget)
+    try:
+        other.start()
+        held.wait(10)
+        started = time.monotonic()
+        budgeted = engine.read(image)
+        waited = time.monotonic() - started
+    finally:
+        memory_budget.install(None)
+        other.join()
+    assert waited > hold_s * 0.8, f"the read took {waited:.2f} s: it did not wait for the room held"
+    assert [line.text for line in budgeted] == [line.text for line in unbudgeted]
+    assert len(unbudgeted) > 5
+
+
+@pytest.mark.parametrize(
+    ("overrides", "refusal"),
+    [
+        (["executor.kind=ray"], "executor kind 'local' only"),
+        (["describe.ocr.backend=paddleocr"], "describe.ocr.backend is 'paddleocr'"),
+    ],
+)
+def test_a_budget_where_it_would_not_hold_is_refused(overrides: list[str], refusal: str) -> None:
+    with pytest.raises(ConfigError, match=refusal):
+        load_settings(overrides=["parse.memory_budget_mb=1536", *overrides])
+    load_settings(overrides=["parse.memory_budget_mb=1536"])
