@@ -3,7 +3,8 @@
 Most of an ingest's memory is steady: the Prefect server, the command, the page workers and their
 models. What rises and falls is OCR's text detection, whose working memory grows with its input:
 RapidOCR's detector took 150-230 MB a megapixel here, from +64 MB for a 1280x256 crop to +996 MB for
-a 3840x1792 scan (8 sizes, one process). Two page workers detecting at once made the ingest's peaks.
+a 3840x1792 scan (8 sizes, one process). Two page workers detecting at once made the ingest's
+highest peaks.
 
 So under a budget, a detection in a page worker waits for room. It starts at once when no other
 detection is running, and otherwise when the summed PSS of the command's process tree, plus the
@@ -31,8 +32,10 @@ import psutil
 
 from interleaf.heap import return_freed_memory
 
-# RapidOCR's detector, in MB per megapixel of its input: the largest of the 8 sizes above (a 1024 px
-# square). Measured on this stack (rapidocr 3.10, PP-OCRv4 mobile det, one ONNX Runtime thread).
+# RapidOCR's detector, in MB per megapixel of its input: the largest of the 8 sizes above (229, for
+# 1024x512), on this stack (rapidocr 3.10, PP-OCRv4 mobile det, one ONNX Runtime thread). Larger
+# makes detections wait more often, smaller lets two run at once past the budget; not tuned on the
+# bench, whose budgeted peak it sets only through how often two detections meet.
 DETECTOR_MB_PER_MPX = 230.0
 _POLL_S = 0.05  # what a waiting detection sleeps between two looks (a detection takes 0.1 s and more)
 

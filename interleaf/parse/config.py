@@ -69,7 +69,8 @@ class ParseConfig(Strict):
     # How the work is spread; changes speed, never output, so it is not fingerprinted.
     workers: int = Field(2, ge=1, le=64)
     pages_per_chunk: int = Field(8, ge=1)
-    # MB of PSS for the command and every process it started, together: past it, a page worker's OCR
-    # text detection waits for the other's to end (interleaf/memory_budget.py). Null: no budget.
+    # MB of PSS for the command and every process it started, together: a page worker's OCR text
+    # detection waits while another runs and the two would not fit (interleaf/memory_budget.py).
+    # Null: no budget.
     memory_budget_mb: int | None = Field(None, ge=512)
     limits: LimitsConfig = LimitsConfig()
