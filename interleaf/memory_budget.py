@@ -34,8 +34,8 @@ from interleaf.heap import return_freed_memory
 
 # RapidOCR's detector, in MB per megapixel of its input: the largest of the 8 sizes above (229, for
 # 1024x512), on this stack (rapidocr 3.10, PP-OCRv4 mobile det, one ONNX Runtime thread). Larger
-# makes detections wait more often, smaller lets two run at once past the budget; not tuned on the
-# bench, whose budgeted peak it sets only through how often two detections meet.
+# makes detections wait more often, smaller lets two run at once past the budget; other values
+# were not tried on the bench.
 DETECTOR_MB_PER_MPX = 230.0
 _POLL_S = 0.05  # what a waiting detection sleeps between two looks (a detection takes 0.1 s and more)
 
