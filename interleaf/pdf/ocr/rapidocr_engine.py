@@ -122,14 +122,18 @@ def rapidocr_engine(threads: int) -> Any:
 
 
 class _BudgetedSession:
-    """The detector's ONNX session, run when the memory budget has room for it (interleaf/memory_budget.py)."""
+    """The detector's session (RapidOCR's OrtInferSession), run when the memory budget has room for
+    it (interleaf/memory_budget.py); anything else asked of it is the session's own."""
 
-    def __init__(self, session: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.session = session
+    def __init__(self, session: Any) -> None:
+        self._session = session
 
     def __call__(self, tensor: np.ndarray) -> np.ndarray:
         with room_for_detection(tensor.shape):
-            return self.session(tensor)
+            return self._session(tensor)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
 
 
 def detector_bound(threads: int, max_side: int | None) -> Any:
