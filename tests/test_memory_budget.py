@@ -22,7 +22,6 @@ from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import render_bgr
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 HOLD_S = 0.5
 
 
@@ -61,10 +60,10 @@ def test_detections_run_side_by_side_in_a_budget_with_room() -> None:
     assert _overlapping(spans) >= 1, spans
 
 
-def test_rapidocr_detection_waits_for_the_room_another_holds() -> None:
+def test_rapidocr_detection_waits_for_the_room_another_holds(corpus: Path) -> None:
     """The detector of the engine parse and describe use goes through the budget: while another
     detection holds room in a full budget, a read waits for it, then reads what it reads unbudgeted."""
-    image = render_bgr(pymupdf.open(CORPUS / "docs" / "scanned-table.pdf")[0], 100)
+    image = render_bgr(pymupdf.open(corpus / "docs" / "scanned-table.pdf")[0], 100)
     engine = RapidOcrEngine(RapidOcrConfig(threads=1, det_max_side=736))
     unbudgeted = engine.read(image)
     budget = MemoryBudget(512, os.getpid(), multiprocessing.get_context("forkserver"))
