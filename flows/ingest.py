@@ -30,10 +30,11 @@ UNWRITABLE = "unwritable"  # a unit's status when a warehouse write failed: the 
 
 
 def ingest_stages(settings: Settings) -> list[Stage]:
+    hold_models = settings.parse.memory_budget_mb is None  # under a budget, index loads its model per document
     return [
         ParseStage(settings.parse),
         DescribeStage(settings.describe),
-        *(IndexStage(spec, settings.index) for spec in settings.index.retrievers),
+        *(IndexStage(spec, settings.index, hold_model=hold_models) for spec in settings.index.retrievers),
     ]
 
 

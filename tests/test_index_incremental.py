@@ -80,3 +80,46 @@ def test_unchanged_ingest_encodes_nothing(small: IngestedWarehouse, corpus: Path
     # every stage says what it did, even when it had nothing to do: the ledger is never partial
     assert {r["stage"] for r in rows} == {"parse", "describe", "index:bm25", "index:minilm"}
     assert {r["status"] for r in rows} == {"cached"}
+
+
+@pytest.mark.parametrize("hold_model", [True, False])
+def test_dense_rows_are_the_encoders_vectors_and_reused_by_key(small: IngestedWarehouse, hold_model: bool) -> None:
+    """In one process, as the ingest runs it: a document's rows carry the encoder's vectors, a rerun
+    given them back reuses every one, and under a memory budget the model is let go after each run."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from interleaf.config import load_settings
+    from interleaf.index.stage import IndexStage
+    from interleaf.stage import StageInput
+    from tests.conftest import view_tables
+
+    settings = load_settings()
+    spec = next(s for s in settings.index.retrievers if s.kind == "dense")
+    documents, quotes, quote_texts = view_tables(small.root, "documents", "quotes", "quote_texts")
+    doc_id = documents.column("doc_id")[0].as_py()
+    tables = {
+        name: table.filter(pc.equal(table.column("doc_id"), doc_id))
+        for name, table in {"documents": documents, "quotes": quotes, "quote_texts": quote_texts}.items()
+    }
+    stage = IndexStage(spec, settings.index, hold_model=hold_model)
+    first = stage.run(StageInput(unit=doc_id, tables=tables, root=small.root))
+    assert (stage._retriever is not None) is hold_model
+
+    rows = first.tables["quote_embeddings"]
+    texts = dict(
+        zip(
+            first.tables["index_texts"].column("quote_id").to_pylist(),
+            first.tables["index_texts"].column("text").to_pylist(),
+            strict=True,
+        )
+    )
+    assert rows.num_rows == len(texts) > 3 and first.counts["encoded"] == rows.num_rows
+    stored = np.array(rows.column("vector").to_pylist(), dtype=np.float32)
+    expected = stage.retriever.encoder.encode([texts[q] for q in rows.column("quote_id").to_pylist()], False)
+    np.testing.assert_allclose(stored, expected, atol=1e-5)
+    assert set(rows.column("dim").to_pylist()) == {384}
+
+    again = stage.run(StageInput(unit=doc_id, tables=tables, root=small.root, previous={"quote_embeddings": rows}))
+    assert again.counts["encoded"] == 0
+    assert again.tables["quote_embeddings"].equals(rows)

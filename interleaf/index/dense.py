@@ -199,31 +199,42 @@ class DenseRetriever:
 
 def encode_rows(retriever: Any, corpus: QuoteCorpus, reuse: pa.Table | None, encode_fn: Any) -> Encoded:
     """Rows of `quote_embeddings` for the quotes the retriever applies to; only unseen keys are
-    encoded (the count of those is returned with the rows)."""
+    encoded (the count of those is returned with the rows).
+
+    The vectors go from numpy to Arrow without becoming Python floats: as lists, the 619-page
+    manual's vectors were millions of float objects, whose freed memory Python's allocator kept for
+    the rest of the command (probe: the command's process held ~200 MB more after that index)."""
     positions = retriever.applies_to(corpus)
     keys = retriever.keys(corpus)
-    cached: dict[str, list[float]] = {}
+    stored: dict[str, np.ndarray] = {}
     if reuse is not None and reuse.num_rows:
-        cached = dict(zip(reuse.column("key").to_pylist(), reuse.column("vector").to_pylist(), strict=True))
-    todo = [i for i in positions if keys[i] not in cached]
+        stored = dict(zip(reuse.column("key").to_pylist(), _vectors_of(reuse), strict=True))
+    todo = [i for i in positions if keys[i] not in stored]
     fresh = encode_fn(todo) if todo else np.zeros((0, 0), dtype=np.float32)
     return_freed_memory()  # the encoder's working memory of a whole document, kept by malloc otherwise
-    vectors = dict(zip(todo, fresh.tolist(), strict=True)) if todo else {}
-    rows = []
-    for i in positions:
-        vec = cached.get(keys[i]) or vectors[i]
-        rows.append(
-            {
-                "retriever": retriever.name,
-                "quote_id": corpus.quote_ids[i],
-                "doc_id": corpus.doc_ids[i],
-                "key": keys[i],
-                "model": retriever.model_id,
-                "dim": len(vec),
-                "vector": vec,
-            }
-        )
-    return Encoded(pa.Table.from_pylist(rows, schema=schemas.QUOTE_EMBEDDINGS), len(todo))
+    row_of = {i: n for n, i in enumerate(todo)}
+    vectors = [stored[keys[i]] if i not in row_of else fresh[row_of[i]] for i in positions]
+    lengths = np.array([len(v) for v in vectors], dtype=np.int32)
+    offsets = np.concatenate([np.zeros(1, dtype=np.int32), np.cumsum(lengths, dtype=np.int32)])
+    values = np.concatenate(vectors).astype(np.float32) if vectors else np.zeros(0, dtype=np.float32)
+    columns = {
+        "retriever": [retriever.name] * len(positions),
+        "quote_id": [corpus.quote_ids[i] for i in positions],
+        "doc_id": [corpus.doc_ids[i] for i in positions],
+        "key": [keys[i] for i in positions],
+        "model": [retriever.model_id] * len(positions),
+        "dim": pa.array(lengths, pa.int32()),
+        "vector": pa.ListArray.from_arrays(pa.array(offsets), pa.array(values)),
+    }
+    return Encoded(pa.Table.from_pydict(columns, schema=schemas.QUOTE_EMBEDDINGS), len(todo))
+
+
+def _vectors_of(rows: pa.Table) -> list[np.ndarray]:
+    """Each row's vector as a view into one float32 array (rows may differ in length)."""
+    vectors = rows.column("vector").combine_chunks()
+    flat = vectors.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    offsets = vectors.offsets.to_numpy() - vectors.offsets[0].as_py()
+    return [flat[offsets[j] : offsets[j + 1]] for j in range(len(vectors))]
 
 
 def matrix_for(corpus: QuoteCorpus, rows: pa.Table, model: str | None = None) -> np.ndarray:
