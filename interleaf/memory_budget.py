@@ -33,7 +33,7 @@ import psutil
 from interleaf.heap import return_freed_memory
 
 # RapidOCR's detector, in MB per megapixel of its input: the largest of the 8 sizes above (229, for
-# 1024x512), on this stack (rapidocr 3.10, PP-OCRv4 mobile det, one ONNX Runtime thread). Larger
+# 1024x512), on this stack (rapidocr 3.10, its bundled PP-OCRv6_det_small, one ONNX Runtime thread). Larger
 # makes detections wait more often, smaller lets two run at once past the budget; other values
 # were not tried on the bench.
 DETECTOR_MB_PER_MPX = 230.0

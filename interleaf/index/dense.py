@@ -229,12 +229,18 @@ def encode_rows(retriever: Any, corpus: QuoteCorpus, reuse: pa.Table | None, enc
     return Encoded(pa.Table.from_pydict(columns, schema=schemas.QUOTE_EMBEDDINGS), len(todo))
 
 
-def _vectors_of(rows: pa.Table) -> list[np.ndarray]:
-    """Each row's vector as a view into one float32 array (rows may differ in length)."""
+def _flat_vectors(rows: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The `vector` column as one float32 array, and where each row's vector begins in it (one
+    offset more than rows)."""
     vectors = rows.column("vector").combine_chunks()
     flat = vectors.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-    offsets = vectors.offsets.to_numpy() - vectors.offsets[0].as_py()
-    return [flat[offsets[j] : offsets[j + 1]] for j in range(len(vectors))]
+    return flat, vectors.offsets.to_numpy() - vectors.offsets[0].as_py()
+
+
+def _vectors_of(rows: pa.Table) -> list[np.ndarray]:
+    """Each row's vector as a view into one float32 array (rows may differ in length)."""
+    flat, offsets = _flat_vectors(rows)
+    return [flat[offsets[j] : offsets[j + 1]] for j in range(rows.num_rows)]
 
 
 def matrix_for(corpus: QuoteCorpus, rows: pa.Table, model: str | None = None) -> np.ndarray:
@@ -244,8 +250,7 @@ def matrix_for(corpus: QuoteCorpus, rows: pa.Table, model: str | None = None) ->
     if not rows.num_rows:
         return np.zeros((len(corpus), 0), dtype=np.float32)
     dim = rows.column("dim")[0].as_py()
-    flat = rows.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    stored = flat.astype(np.float32).reshape(rows.num_rows, dim)
+    stored = _flat_vectors(rows)[0].reshape(rows.num_rows, dim)
     where = {q: i for i, q in enumerate(rows.column("quote_id").to_pylist())}
     out = np.zeros((len(corpus), dim), dtype=np.float32)
     for pos, q in enumerate(corpus.quote_ids):
