@@ -41,7 +41,7 @@ def ingest_stages(settings: Settings) -> list[Stage]:
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
-    pages = _page_map(ctx.settings, stage) if stage in PAGE_WORK else map
+    pages = page_work_map(ctx.settings, stage) if stage in PAGE_WORK else map
     try:
         result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
     except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
@@ -59,20 +59,26 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
 PAGE_WORK = ("parse", "describe")  # the stages whose runs of pages go to the page workers
 
 
-def _page_map(settings: Settings, stage: str) -> PageMap:
+def page_work_map(settings: Settings, stage: str) -> PageMap:
     """Where a stage's runs of pages go: this machine's page processes, or the Ray cluster. Parse
     holds the document's time limit (`parse.limits.timeout_s`) and moves the progress bar; both
-    hold the per-page time and the workers' memory cap."""
+    hold the per-page time and the workers' memory cap, as do the reads of whole files before the
+    flow (`stage` "facts", flows/runner.py)."""
     limits = settings.parse.limits
     parsing = stage == "parse"
     timeout_s = limits.timeout_s if parsing else None
     page_limits = PageLimits(
         limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb, settings.parse.memory_budget_mb
     )
-    on_result = (lambda pages: progress.advance(len(pages))) if parsing else None
+    on_result = _advance_by_pages if parsing else None
     if settings.executor.kind == "ray":
         return ray_engine.ray_page_map(settings.executor.pages, on_result, page_limits)
     return page_map(settings.parse.workers, on_result, page_limits)
+
+
+def _advance_by_pages(result: object) -> None:
+    if isinstance(result, list):  # a run of pages' results; a document's facts (parse/facts.py) are no pages
+        progress.advance(len(result))
 
 
 IN_FLIGHT = 2  # documents begun and not ended: two keep the page workers busy while one is written
@@ -135,6 +141,8 @@ def ingest_flow(
         halted=lambda: interrupt.requested() or unwritable(results) is not None,
         # the page workers' models are not held once no document is left to describe (index loads its own)
         on_level_over=lambda level: shutdown_pools() if levels[level] == ["describe"] else None,
+        # under a memory budget, no index at all beside them (README "Scaling out": what it costs)
+        held_level=levels.index(index) if ctx.settings.parse.memory_budget_mb is not None else None,
     )
     if interrupt.requested() or unwritable(results):  # the views stay on the last finished ingest
         return results, failures

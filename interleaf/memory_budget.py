@@ -13,11 +13,14 @@ memory is counted twice (in the PSS and in their estimates), which errs on the s
 detection takes 0.1-3.2 s for those 8 sizes, and the recognition of its lines runs on both workers
 unbudgeted, so the wait costs less than one OCR lane would.
 
-What the budget does not do: stop a detection that runs alone, or anything else in the command.
-A detection that does not fit even alone still runs: most of what the rest of the command holds
-would not shrink by waiting. Logged during one ingest of docs/ + scale/ under a 1,536 MB budget, a whole
-page scanned at 200 dpi (a ~700 MB estimate) started alone with the tree at 1,234-1,426 MB, and the
-tree reached 1,750-1,800 MB. The hard cap is each worker's own, `parse.limits.max_worker_mb`.
+What the budget does not do: stop a detection that runs alone. A detection that does not fit even
+alone still runs: most of what the rest of the command holds would not shrink by waiting. Logged
+during one ingest of docs/ + scale/ under a 1,536 MB budget, a whole page scanned at 200 dpi (a
+~700 MB estimate) started alone with the tree at 1,234-1,426 MB, and the tree reached 1,750-1,800 MB
+(then, the command's process was also encoding a long manual: 630 of those MB). So under a budget
+no document is indexed while the page workers run (flows/ingest.py); and, budget or not, the
+command's process no longer imports PyMuPDF or OpenCV (interleaf/pdf/mupdf.py). The hard cap is
+each worker's own, `parse.limits.max_worker_mb`.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pymupdf
 import pytest
 
@@ -21,6 +22,7 @@ from interleaf.memory_budget import MemoryBudget, tree_pss_mb
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import render_bgr
+from tests.conftest import IngestedWarehouse, run_cli, sql_rows, view_tables
 
 HOLD_S = 0.5
 
@@ -101,3 +103,37 @@ def test_a_budget_where_it_would_not_hold_is_refused(overrides: list[str], refus
     with pytest.raises(ConfigError, match=refusal):
         load_settings(overrides=["parse.memory_budget_mb=1536", *overrides])
     load_settings(overrides=["parse.memory_budget_mb=1536"])
+
+
+BUDGETED_DOCS = ("dpr-emnlp2020.pdf", "figures-example.pdf", "corrosion-plot-table.pdf", "scanned-table.pdf")
+
+
+def test_under_a_budget_the_index_waits_for_the_page_work_and_stores_the_same_quotes(
+    tmp_path: Path, corpus: Path, corpus_warehouse: IngestedWarehouse
+) -> None:
+    """tasks/chains.py's held level: under a budget no document is indexed while any is still parsed
+    or described (the page workers are let go first). Without it the three short documents, begun
+    beside the 13-page paper, would be indexed while the paper is still read."""
+    root = tmp_path / "warehouse"
+    paths = [str(corpus / "docs" / name) for name in BUDGETED_DOCS]
+    result = run_cli(root, "--set", "parse.memory_budget_mb=1536", "ingest", *paths)
+    run_id = result.stdout.split()[1].rstrip(":")
+    this_run = f"from runs where run_id = '{run_id}'"
+    described = f"(select max(ended_at) {this_run} and stage = 'describe')"
+    indexed = f"(select min(started_at) {this_run} and stage like 'index:%')"
+    (row,) = sql_rows(
+        root,
+        f"select {described} as described, {indexed} as indexed, {indexed} >= {described} as after, "
+        f"(select count(*) {this_run} and stage like 'index:%' and status = 'ok') as ok",
+    )
+    assert row["ok"] == 2 * len(BUDGETED_DOCS), row  # bm25 and minilm, each document
+    assert row["after"] is True, row
+    # what is stored does not depend on the budget: the same quotes as docs/ ingested without one
+    (budgeted,) = view_tables(root, "quotes")
+    (unbudgeted,) = view_tables(corpus_warehouse.root, "quotes")
+    unbudgeted = unbudgeted.filter(pc.is_in(unbudgeted["doc_id"], budgeted["doc_id"].unique()))
+    assert unbudgeted.num_rows > 20
+    columns = ["quote_id", "kind", "text", "page_idx"]
+    assert sorted(budgeted.select(columns).to_pylist(), key=str) == sorted(
+        unbudgeted.select(columns).to_pylist(), key=str
+    )

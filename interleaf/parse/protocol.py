@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from interleaf.stage import PageMap
+from interleaf.structure.outline import OutlineEntry
 
 
 @dataclass
@@ -42,6 +43,7 @@ class ParsedDocument:
     page_rejects: list[tuple[int, str]] = field(default_factory=list)
     # pages not parsed, with a reason that names them ("timeout after 5 s: pages 9–40 not parsed")
     range_rejects: list[str] = field(default_factory=list)
+    outline: tuple[OutlineEntry, ...] | None = None  # None: the parser did not read it (parse does)
 
 
 @dataclass

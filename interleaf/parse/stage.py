@@ -11,9 +11,9 @@ import pyarrow as pa
 
 from interleaf.errors import DocumentError, StageError, WarehouseWriteError
 from interleaf.parse.config import LimitsConfig, ParseConfig
+from interleaf.parse.facts import document_facts
 from interleaf.parse.protocol import ParsedDocument, Parser
 from interleaf.parse.resume import ResumeCount, resumable
-from interleaf.pdf.document import page_count_and_title
 from interleaf.stage import PageMap, StageInput, StageOutput
 from interleaf.structure import PARSE_MODULES
 from interleaf.structure.furniture import running_furniture
@@ -158,7 +158,8 @@ def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_ma
         raise
     except Exception as exc:
         raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
-    return with_structure(to_tables(doc, parsed, parser.name, fingerprint), doc.doc_id, read_outline(doc.data))
+    outline = list(parsed.outline) if parsed.outline is not None else read_outline(doc.data)
+    return with_structure(to_tables(doc, parsed, parser.name, fingerprint), doc.doc_id, outline)
 
 
 def with_structure(out: ParseOutput, doc_id: str, outline: list[OutlineEntry]) -> ParseOutput:
@@ -230,8 +231,12 @@ class ParseStage:
             data = path.read_bytes()
         except OSError as exc:
             raise DocumentError(source.path, f"cannot read the file: {exc}", source.doc_id) from exc
+
         # here as well as before the flow (flows/runner.py): however parse is reached, they hold
-        if reason := over_limits(len(data), lambda: page_count_and_title(data, path.name)[0], self.settings.limits):
+        def pages() -> int:
+            return document_facts(data, path.name, given.page_map).page_count
+
+        if reason := over_limits(len(data), pages, self.settings.limits):
             raise DocumentError(source.path, reason, source.doc_id)
         doc = DocumentInput(source.doc_id, path.name, str(path.resolve()), data)
         resumed = ResumeCount()

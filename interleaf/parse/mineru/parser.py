@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from interleaf.errors import ConfigError, DocumentError
 from interleaf.kinds import CROPPED_KINDS
 from interleaf.parse.chunks import parse_pages
@@ -41,6 +39,7 @@ from interleaf.parse.mineru.common import (
 )
 from interleaf.parse.protocol import PageResult, ParsedDocument, ParsedQuote
 from interleaf.pdf.document import page_count_and_title
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import crop_png
 from interleaf.stage import PageMap
 
