@@ -17,6 +17,7 @@ from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
+from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import ParseStage, SourceFile
 from interleaf.stage import PageMap, Stage
 from tasks.chains import run_chains
@@ -70,15 +71,10 @@ def page_work_map(settings: Settings, stage: str) -> PageMap:
     page_limits = PageLimits(
         limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb, settings.parse.memory_budget_mb
     )
-    on_result = _advance_by_pages if parsing else None
+    on_result = (lambda pages: progress.advance(len(pages))) if parsing else None
     if settings.executor.kind == "ray":
         return ray_engine.ray_page_map(settings.executor.pages, on_result, page_limits)
     return page_map(settings.parse.workers, on_result, page_limits)
-
-
-def _advance_by_pages(result: object) -> None:
-    if isinstance(result, list):  # a run of pages' results; a document's facts (parse/facts.py) are no pages
-        progress.advance(len(result))
 
 
 IN_FLIGHT = 2  # documents begun and not ended: two keep the page workers busy while one is written
@@ -93,13 +89,18 @@ def task_runner(settings: Settings) -> TaskRunner:
 
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2 * IN_FLIGHT), log_prints=False)
 def ingest_flow(
-    ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange
+    ctx: RunContext,
+    plan: Plan,
+    files: dict[str, str],
+    change: DocumentChange,
+    facts: dict[str, DocumentFacts] | None = None,
 ) -> tuple[list[UnitResult], list[tuple[str, str]]]:
     """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
     Each document's chain (parse -> describe -> its index stages side by side) goes on as soon as
     its own previous stage ended, with no barrier between documents (tasks/chains.py).
     -> the results, and (path, error) of each document a stage failed on (the batch goes on).
     `change`: the documents the published set gains and loses when this ingest publishes.
+    `facts`: path -> what parse reads of the whole file, read before the flow (flows/runner.py).
     After a stop, units not begun are not run, and nothing is published: the views stay on the
     last finished ingest, and a rerun resumes from what was committed."""
     interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
@@ -115,7 +116,7 @@ def ingest_flow(
         interrupt.on_stop(lambda: ray_engine.cancel(on_cluster))
 
     def submit(stage: str, path: str) -> PrefectFuture:
-        source = SourceFile(path, files[path]) if stage == "parse" else None
+        source = SourceFile(path, files[path], (facts or {}).get(path)) if stage == "parse" else None
         submitted[stage, path] = time.perf_counter()
         if not on_ray:
             return stage_task.submit(ctx, plan, stage, files[path], path, source)

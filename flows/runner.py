@@ -23,7 +23,7 @@ from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
 from interleaf.parse.config import LimitsConfig
-from interleaf.parse.facts import DocumentFacts, FactsJob, facts_of
+from interleaf.parse.facts import DocumentFacts, facts_of
 from interleaf.parse.stage import SourceFile, over_limits
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
@@ -114,20 +114,19 @@ def _facts(paths: list[str], settings: Settings) -> dict[str, DocumentFacts | Do
     not read."""
     from flows.ingest import page_work_map
 
-    limits, out = settings.parse.limits, {}
-    jobs: dict[str, FactsJob] = {}
+    limits = settings.parse.limits
+    out: dict[str, DocumentFacts | DocumentError] = {}
+    to_read = []
     for path in paths:
-        file = Path(path)
         try:  # the size first: a file over max_file_mb is not read
-            if reason := over_limits(file.stat().st_size, lambda: 0, limits):  # pages: read below
+            if reason := over_limits(Path(path).stat().st_size, lambda: 0, limits):  # pages: read below
                 out[path] = DocumentError(path, reason)
-                continue
-            jobs[path] = FactsJob(file.read_bytes(), file.name)
+            else:
+                to_read.append(path)
         except OSError as exc:
             out[path] = DocumentError(path, f"cannot read the file: {exc}")
     page_map = page_work_map(settings, "facts") if settings.executor.kind == "local" else map
-    out |= dict(zip(jobs, facts_of(list(jobs.values()), page_map), strict=True))
-    return out
+    return out | dict(zip(to_read, facts_of(to_read, page_map), strict=True))
 
 
 def _unopenable(facts: DocumentFacts | DocumentError, limits: LimitsConfig) -> bool:
@@ -146,7 +145,9 @@ def _reject_unopenable(
     for path, doc_id in files.items():
         if doc_id in todo and doc_id not in done and _unopenable(facts[path], ctx.settings.parse.limits):
             started = time.perf_counter()
-            result = run_unit(ctx, plan, "parse", doc_id, source=SourceFile(path, doc_id), path=path)
+            # parse records the reason: the one `facts` holds, or the page limit over the count in it
+            source = SourceFile(path, doc_id, facts[path])
+            result = run_unit(ctx, plan, "parse", doc_id, source=source, path=path)
             results.append(progress.unit_done(Path(path).name, result, started))
             done.add(doc_id)
     return results
@@ -198,7 +199,8 @@ def run_ingest(
     install_prefect_server()
     try:
         flow = ingest_flow.with_options(task_runner=task_runner(ctx.settings))
-        results, report.failed = flow(ctx, plan, files_left, change)
+        read = {p: f for p, f in facts.items() if isinstance(f, DocumentFacts)}
+        results, report.failed = flow(ctx, plan, files_left, change, read)
         report.results = rejected + results
     except interrupt.Interrupted:  # stopped before the flow's first unit
         report.results = rejected

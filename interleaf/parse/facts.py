@@ -1,13 +1,16 @@
-"""What parse reads of a document as a whole before and after its pages: that it opens (bad input
+"""What parse reads of a document as a whole, before and after its pages: that it opens (bad input
 fails here, with its reason), its page count, its metadata title and its outline.
 
-Read through the page map, like the pages: on `local` in a page worker, so the command's process
-never imports PyMuPDF (interleaf/pdf/mupdf.py); inline where the map is `map`.
+An ingest reads them before its flow, in a page worker (flows/runner.py), so that the command's
+process never imports PyMuPDF (interleaf/pdf/mupdf.py), and hands them to parse with the file.
+Read there rather than in the parse unit: a unit's job would queue behind the other document's runs
+of pages in the shared pool, with the time of one page to wait.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from interleaf.errors import DocumentError
 from interleaf.pdf.document import page_count_and_title
@@ -22,35 +25,29 @@ class DocumentFacts:
     outline: tuple[OutlineEntry, ...]
 
 
-@dataclass(frozen=True)
-class FactsJob:
-    pdf: bytes
-    name: str
+def document_facts(pdf: bytes, name: str) -> DocumentFacts:
+    """A DocumentError when the file cannot be parsed."""
+    page_count, title = page_count_and_title(pdf, name)
+    return DocumentFacts(page_count, title, tuple(read_outline(pdf)))
 
 
-def read_facts(job: FactsJob) -> DocumentFacts | DocumentError:
-    """Module-level, for the page workers. A file that cannot be parsed gives its DocumentError,
-    returned rather than raised: one bad file among those read in one map does not end the map."""
+def read_facts(path: str) -> DocumentFacts | DocumentError:
+    """Module-level, for the page workers; the worker reads the file, so the caller never holds a
+    corpus's bytes. Why a file cannot be parsed is returned rather than raised: one bad file among
+    those read in one map does not end the map."""
     try:
-        page_count, title = page_count_and_title(job.pdf, job.name)
+        return document_facts(Path(path).read_bytes(), Path(path).name)
+    except OSError as exc:
+        return DocumentError(path, f"cannot read the file: {exc}")
     except DocumentError as exc:
         return exc
-    return DocumentFacts(page_count, title, tuple(read_outline(job.pdf)))
 
 
-def facts_of(jobs: list[FactsJob], page_map: PageMap = map) -> list[DocumentFacts | DocumentError]:
-    """Each job's facts, or why its file cannot be parsed, in the order of `jobs`."""
+def facts_of(paths: list[str], page_map: PageMap = map) -> list[DocumentFacts | DocumentError]:
+    """Each file's facts, or why it cannot be parsed, in the order of `paths`."""
     out: list[DocumentFacts | DocumentError] = []
-    for job, result in zip(jobs, page_map(read_facts, jobs), strict=True):
-        if isinstance(result, Lost):  # its worker died or hung on it: the file is at fault
-            result = DocumentError(job.name, f"cannot be opened: {result.reason}")
+    for path, result in zip(paths, page_map(read_facts, paths), strict=True):
+        if isinstance(result, Lost):  # its worker died, hung or ran out of memory on it: the file is at fault
+            result = DocumentError(path, f"cannot be opened: {result.reason}")
         out.append(result)
     return out
-
-
-def document_facts(pdf: bytes, name: str, page_map: PageMap = map) -> DocumentFacts:
-    """One document's facts; a DocumentError when its file cannot be parsed."""
-    (result,) = facts_of([FactsJob(pdf, name)], page_map)
-    if isinstance(result, DocumentError):
-        raise result
-    return result

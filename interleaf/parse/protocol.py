@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from interleaf.stage import PageMap
 from interleaf.structure.outline import OutlineEntry
+
+if TYPE_CHECKING:
+    from interleaf.parse.facts import DocumentFacts
 
 
 @dataclass
@@ -67,4 +70,8 @@ class Parser(Protocol):
 
     def fingerprint_config(self) -> dict[str, Any]: ...
 
-    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument: ...
+    def parse(
+        self, pdf: bytes, name: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+    ) -> ParsedDocument:
+        """`facts`: the document's, when they were read already (parse/facts.py); None: read here."""
+        ...

@@ -11,7 +11,7 @@ import numpy as np
 from interleaf.kinds import CROPPED_KINDS, FURNITURE_KINDS
 from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import LayoutConfig
-from interleaf.parse.facts import document_facts
+from interleaf.parse.facts import DocumentFacts, document_facts
 from interleaf.parse.layout import regions as rg
 from interleaf.parse.layout.model import detect_regions
 from interleaf.parse.layout.reading_order import reading_order
@@ -112,8 +112,10 @@ class LayoutParser:
         # threads change speed, never output
         return self.config.model_dump(exclude={"threads"})
 
-    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
-        facts = document_facts(pdf, name, page_map)
+    def parse(
+        self, pdf: bytes, name: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+    ) -> ParsedDocument:
+        facts = facts or document_facts(pdf, name)
         done = parse_pages(
             pdf, name, facts.page_count, self.pages_per_chunk, page_map, parse_page, lambda _i: self.config
         )
