@@ -4,8 +4,7 @@ the page's raster images lie."""
 from __future__ import annotations
 
 import numpy as np
-
-from interleaf.pdf.mupdf import pymupdf
+import pymupdf
 
 Box = tuple[float, float, float, float]
 
