@@ -82,10 +82,13 @@ def interleaf(warehouse: Path, *args: str, timeout: float = 1200, env: dict[str,
     return Cli(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - started)
 
 
-def spawn(warehouse: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`interleaf ARGS` started in its own process group (a kill of the group takes its workers)."""
+def spawn(
+    warehouse: Path, *args: str, env: dict[str, str] | None = None, via: tuple[str, ...] = ("interleaf.cli",)
+) -> subprocess.Popen[str]:
+    """`interleaf ARGS` started in its own process group (a kill of the group takes its workers);
+    `via`: the module run and its arguments before ARGS (a wrapper that calls the CLI)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "interleaf.cli", *args],
+        [sys.executable, "-m", *via, *args],
         cwd=REPO,
         env=env or cli_env(warehouse),
         stdout=subprocess.PIPE,

@@ -2,7 +2,9 @@
 rerun, once there is room, ending as an undisturbed ingest does.
 
 A warehouse with one document published is the base; the reference ingests a second document
-into a copy of it, watched file by file. From that timeline come the fill levels: the room left
+into a copy of it, watched file by file: polled, and each write and deletion of the command's
+process traced as it happens (`write_trace.py`: the poll misses a file that lives a few
+milliseconds, a run of pages' checkpoint). From that timeline come the fill levels: the room left
 on a small tmpfs so that the same ingest runs out during a parse part, a crop image, a ledger
 row, the describe cache or an index part (`random.Random(seed)` picks which file of each kind).
 The cases run in a private mount namespace (`unshare -m`, or `unshare -rm` without root), so no
@@ -21,11 +23,14 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.faults.common import REPO, FaultContext, Outcome, interleaf, spawn
 from benchmarks.faults.disk_full_cases import PAGE, Case, CaseResult, Plan, plan_to_json, run_cases
 from benchmarks.faults.kill9 import Writes, timeline, warehouse_files
+from benchmarks.faults.write_trace import read as read_trace
 
 FAULT = "disk full while writing"
 BASE_DOC = "layoutparser-table-page.pdf"  # the published snapshot: one quick page
@@ -80,6 +85,21 @@ def fill_levels(events: list[tuple[float, str]], writes: Writes, rng: random.Ran
     return levels
 
 
+def with_trace(
+    events: list[tuple[float, str]], writes: Writes, traced: list[dict[str, Any]], started: float
+) -> list[tuple[float, str]]:
+    """The polled timeline with the traced writes and deletions put in: a traced file's time,
+    size and deletion are the trace's (the poll sees a file some milliseconds late, or never)."""
+    seen = {name: at for at, name in events}
+    for line in traced:
+        name, at = line["path"], line["at"] - started
+        if line["op"] == "write" and (name not in seen or at < seen[name]):
+            seen[name], writes.sizes[name] = at, line["size"]
+        elif line["op"] == "delete" and name in seen and name not in writes.gone:
+            writes.gone[name] = at
+    return sorted((at, name) for name, at in seen.items())
+
+
 def run(ctx: FaultContext) -> Outcome:
     rng = random.Random(ctx.seed)
     base = ctx.scratch("base") / "warehouse"
@@ -89,12 +109,17 @@ def run(ctx: FaultContext) -> Outcome:
     reference = ctx.scratch("reference") / "warehouse"
     shutil.copytree(base, reference)
     new_doc = str(ctx.corpus / "docs" / NEW_DOC)
-    proc = spawn(reference, "ingest", new_doc)
+    journal = ctx.workdir / "reference-writes.jsonl"
+    started = time.monotonic()
+    proc = spawn(
+        reference, "ingest", new_doc, via=("benchmarks.faults.write_trace", str(reference), str(journal), "--")
+    )
     writes = Writes()
-    events, _ = timeline(reference, proc, writes)
+    events, _ = timeline(reference, proc, writes, started)
     _, err = proc.communicate()
     if proc.returncode != 0:
         return Outcome(FAULT, 0, 0, 0, "the reference ingest failed", [err.strip()[-500:]])
+    events = with_trace(events, writes, read_trace(journal), started)
     before = set(warehouse_files(base))
     levels = fill_levels([(t, n) for t, n in events if n not in before], writes, rng)
 

@@ -93,10 +93,11 @@ class Writes:
 
 
 def timeline(
-    root: Path, proc: subprocess.Popen[str], writes: Writes | None = None
+    root: Path, proc: subprocess.Popen[str], writes: Writes | None = None, started: float | None = None
 ) -> tuple[list[tuple[float, str]], float]:
-    """Watch an ingest to its end: each file with when it first appeared; and how long it ran."""
-    started = time.monotonic()
+    """Watch an ingest to its end: each file with when it first appeared; and how long it ran.
+    Times count from `started` (`time.monotonic()`; by default, now)."""
+    started = time.monotonic() if started is None else started
     seen: dict[str, float] = {}
 
     def look(at: float) -> None:
