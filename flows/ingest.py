@@ -17,6 +17,7 @@ from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
+from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import ParseStage, SourceFile
 from interleaf.stage import PageMap, Stage
 from tasks.chains import run_chains
@@ -41,7 +42,7 @@ def ingest_stages(settings: Settings) -> list[Stage]:
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
-    pages = _page_map(ctx.settings, stage) if stage in PAGE_WORK else map
+    pages = page_work_map(ctx.settings, stage) if stage in PAGE_WORK else map
     try:
         result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
     except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
@@ -59,10 +60,11 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
 PAGE_WORK = ("parse", "describe")  # the stages whose runs of pages go to the page workers
 
 
-def _page_map(settings: Settings, stage: str) -> PageMap:
+def page_work_map(settings: Settings, stage: str) -> PageMap:
     """Where a stage's runs of pages go: this machine's page processes, or the Ray cluster. Parse
     holds the document's time limit (`parse.limits.timeout_s`) and moves the progress bar; both
-    hold the per-page time and the workers' memory cap."""
+    hold the per-page time and the workers' memory cap, as do the reads of whole files before the
+    flow (`stage` "facts", flows/runner.py)."""
     limits = settings.parse.limits
     parsing = stage == "parse"
     timeout_s = limits.timeout_s if parsing else None
@@ -87,13 +89,18 @@ def task_runner(settings: Settings) -> TaskRunner:
 
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=2 * IN_FLIGHT), log_prints=False)
 def ingest_flow(
-    ctx: RunContext, plan: Plan, files: dict[str, str], change: DocumentChange
+    ctx: RunContext,
+    plan: Plan,
+    files: dict[str, str],
+    change: DocumentChange,
+    facts: dict[str, DocumentFacts] | None = None,
 ) -> tuple[list[UnitResult], list[tuple[str, str]]]:
     """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
     Each document's chain (parse -> describe -> its index stages side by side) goes on as soon as
     its own previous stage ended, with no barrier between documents (tasks/chains.py).
     -> the results, and (path, error) of each document a stage failed on (the batch goes on).
     `change`: the documents the published set gains and loses when this ingest publishes.
+    `facts`: path -> what parse reads of the whole file, read before the flow (flows/runner.py).
     After a stop, units not begun are not run, and nothing is published: the views stay on the
     last finished ingest, and a rerun resumes from what was committed."""
     interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
@@ -109,7 +116,7 @@ def ingest_flow(
         interrupt.on_stop(lambda: ray_engine.cancel(on_cluster))
 
     def submit(stage: str, path: str) -> PrefectFuture:
-        source = SourceFile(path, files[path]) if stage == "parse" else None
+        source = SourceFile(path, files[path], (facts or {}).get(path)) if stage == "parse" else None
         submitted[stage, path] = time.perf_counter()
         if not on_ray:
             return stage_task.submit(ctx, plan, stage, files[path], path, source)

@@ -10,12 +10,10 @@ rejected (the CLI then exits 1).
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pymupdf
 from rich.console import Console
 from rich.table import Table
 
@@ -25,8 +23,8 @@ from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
 from interleaf.parse.config import LimitsConfig
+from interleaf.parse.facts import DocumentFacts, facts_of
 from interleaf.parse.stage import SourceFile, over_limits
-from interleaf.pdf.document import page_count_and_title
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
 from tasks.follow import DocumentChange, Dropped, documents_to_drop
@@ -110,34 +108,46 @@ class IngestReport:
             console.print(table)
 
 
-def _page_count(path: str) -> int:
-    try:
-        with pymupdf.open(path) as doc:
-            return doc.page_count
-    except (pymupdf.FileDataError, RuntimeError, ValueError):
-        return 0  # a file that cannot be opened: parse will reject it and say why
+def _facts(paths: list[str], settings: Settings) -> dict[str, DocumentFacts | DocumentError]:
+    """The files' facts (parse/facts.py), or why each cannot be parsed; read in the page workers on
+    `local`, so that this process never imports PyMuPDF. A file over `parse.limits.max_file_mb` is
+    not read."""
+    from flows.ingest import page_work_map
+
+    limits = settings.parse.limits
+    out: dict[str, DocumentFacts | DocumentError] = {}
+    to_read = []
+    for path in paths:
+        try:  # the size first: a file over max_file_mb is not read
+            if reason := over_limits(Path(path).stat().st_size, lambda: 0, limits):  # pages: read below
+                out[path] = DocumentError(path, reason)
+            else:
+                to_read.append(path)
+        except OSError as exc:
+            out[path] = DocumentError(path, f"cannot read the file: {exc}")
+    page_map = page_work_map(settings, "facts") if settings.executor.kind == "local" else map
+    return out | dict(zip(to_read, facts_of(to_read, page_map), strict=True))
 
 
-def _unopenable(path: str, limits: LimitsConfig) -> bool:
+def _unopenable(facts: DocumentFacts | DocumentError, limits: LimitsConfig) -> bool:
     """The checks parse makes before any page work (a %PDF- header, PyMuPDF opens it, no password,
     pages, within `parse.limits.max_file_mb` and `max_pages`): a file failing them is rejected
     without starting Prefect or loading a model."""
-    file = Path(path)
-    pages = functools.cache(lambda: page_count_and_title(file.read_bytes(), file.name)[0])
-    try:  # the size first: a file over max_file_mb is not read
-        return over_limits(file.stat().st_size, pages, limits) is not None or pages() < 1
-    except (OSError, DocumentError):
-        return True
+    return isinstance(facts, DocumentError) or over_limits(0, lambda: facts.page_count, limits) is not None
 
 
-def _reject_unopenable(ctx: RunContext, plan: Plan, files: dict[str, str], todo: list[str]) -> list[UnitResult]:
+def _reject_unopenable(
+    ctx: RunContext, plan: Plan, files: dict[str, str], todo: list[str], facts: dict[str, DocumentFacts | DocumentError]
+) -> list[UnitResult]:
     """Parse (that is: reject, with the reason in `rejects`) the files among `todo` that do not
     open or are over a limit."""
     results, done = [], set()
     for path, doc_id in files.items():
-        if doc_id in todo and doc_id not in done and _unopenable(path, ctx.settings.parse.limits):
+        if doc_id in todo and doc_id not in done and _unopenable(facts[path], ctx.settings.parse.limits):
             started = time.perf_counter()
-            result = run_unit(ctx, plan, "parse", doc_id, source=SourceFile(path, doc_id), path=path)
+            # parse records the reason: the one `facts` holds, or the page limit over the count in it
+            source = SourceFile(path, doc_id, facts[path])
+            result = run_unit(ctx, plan, "parse", doc_id, source=source, path=path)
             results.append(progress.unit_done(Path(path).name, result, started))
             done.add(doc_id)
     return results
@@ -162,7 +172,8 @@ def run_ingest(
     report.dropped = documents_to_drop(wh, files, paths, sync)
     change = DocumentChange(frozenset(doc_ids), frozenset(d.doc_id for d in report.dropped))
     todo_parse = pending(ctx, plan, plan.stage("parse"), doc_ids)
-    rejected = _reject_unopenable(ctx, plan, files, todo_parse)
+    facts = _facts([p for p, d in files.items() if d in set(todo_parse)], settings)
+    rejected = _reject_unopenable(ctx, plan, files, todo_parse, facts)
     gone = {r.unit for r in rejected}
     todo_parse = [d for d in todo_parse if d not in gone]
     files_left = {p: d for p, d in files.items() if d not in gone}
@@ -175,7 +186,8 @@ def run_ingest(
         report.results = rejected + [UnitResult("parse", d, "cached") for d in docs_left]
         return _finish(report, wh, plan, started)
 
-    pages = {p: _page_count(p) for p in files_left}
+    facts |= _facts([p for p in files_left if p not in facts], settings)
+    pages = {p: 0 if isinstance(f, DocumentError) else f.page_count for p, f in facts.items()}
     # the longest documents begin first: a 400-page manual's chain (its describe alone took 584 s in
     # `make bench`) is the ingest's long pole, and the short ones fill the other workers beside it
     # (begun in path order, it started at 231 s of a 976 s ingest and ran alone for its last 350 s)
@@ -187,7 +199,8 @@ def run_ingest(
     install_prefect_server()
     try:
         flow = ingest_flow.with_options(task_runner=task_runner(ctx.settings))
-        results, report.failed = flow(ctx, plan, files_left, change)
+        read = {p: f for p, f in facts.items() if isinstance(f, DocumentFacts)}
+        results, report.failed = flow(ctx, plan, files_left, change, read)
         report.results = rejected + results
     except interrupt.Interrupted:  # stopped before the flow's first unit
         report.results = rejected

@@ -121,7 +121,9 @@ def process_pool(workers: int, worker_mb: int | None = None, budget_mb: int | No
         if key not in _pools:
             # forkserver: forking a process that runs Prefect's threads can deadlock a child.
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["interleaf.parse.layout.parser"])
+            # what every worker imports, imported once and shared: PyMuPDF and OpenCV by name, since
+            # Interleaf's modules import them at their first use (interleaf/pdf/mupdf.py)
+            context.set_forkserver_preload(["interleaf.parse.layout.parser", "pymupdf", "cv2"])
             # one budget a pool: a pool rebuilt after a lost worker does not inherit the room its
             # killed workers had taken and never gave back
             budget = None if budget_mb is None else MemoryBudget(budget_mb, os.getpid(), context)

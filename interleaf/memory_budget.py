@@ -18,8 +18,9 @@ alone still runs: most of what the rest of the command holds would not shrink by
 during one ingest of docs/ + scale/ under a 1,536 MB budget, a whole page scanned at 200 dpi (a
 ~700 MB estimate) started alone with the tree at 1,234-1,426 MB, and the tree reached 1,750-1,800 MB
 (then, the command's process was also encoding a long manual: 630 of those MB). So under a budget
-no document is indexed while the page workers run (flows/ingest.py). The hard cap is each worker's
-own, `parse.limits.max_worker_mb`.
+no document is indexed while the page workers run (flows/ingest.py); and, budget or not, the
+command's process no longer imports PyMuPDF or OpenCV (interleaf/pdf/mupdf.py). The hard cap is
+each worker's own, `parse.limits.max_worker_mb`.
 """
 
 from __future__ import annotations

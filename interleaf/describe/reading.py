@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pymupdf
 
 from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.table_structure import markdown_table
@@ -29,6 +28,7 @@ from interleaf.describe.vector_text import PageText, use_vector_text
 from interleaf.fingerprint import canonical_json
 from interleaf.heap import return_freed_memory
 from interleaf.pdf.document import empty_pdf_store
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
 from interleaf.pdf.render import image_rects, render_bgr
 from interleaf.pdf.rows import rows_text

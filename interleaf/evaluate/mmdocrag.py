@@ -26,12 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from interleaf.errors import InterleafError
 from interleaf.evaluate.breakdowns import EvidenceFacts
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, ImageLoader, InputMode, Modality
 from interleaf.kinds import IMAGE_KINDS
+from interleaf.pdf.mupdf import pymupdf
 
 _GOLD_LABEL = re.compile(r"^(text|image)(\d+)$")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -9,16 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pymupdf
-
 from interleaf.heap import return_freed_memory
 from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
-from interleaf.pdf.document import MUPDF_ERRORS, empty_pdf_store, mupdf_errors, open_pdf
+from interleaf.pdf.document import empty_pdf_store, mupdf_errors, mupdf_exceptions, open_pdf
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.stage import Lost, PageMap
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).
 # It must be a module-level function: jobs are pickled to worker processes.
-PageFunction = Callable[[pymupdf.Page, Any], PageResult]
+PageFunction = Callable[["pymupdf.Page", Any], PageResult]
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def _run_page(doc: pymupdf.Document, page_idx: int, arg: Any, parse_page: PageFu
     mupdf_errors()  # forget what earlier pages reported
     try:
         result = parse_page(doc[page_idx], arg)
-    except MUPDF_ERRORS as exc:
+    except mupdf_exceptions() as exc:
         return PageRejected(page_idx, f"damaged page, cannot be parsed: {_CODE.sub('', str(exc))}")
     if not result.quotes and (errors := mupdf_errors()):
         return PageRejected(page_idx, f"damaged page, nothing could be read: {errors}")

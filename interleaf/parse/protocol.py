@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from interleaf.stage import PageMap
+from interleaf.structure.outline import OutlineEntry
+
+if TYPE_CHECKING:
+    from interleaf.parse.facts import DocumentFacts
 
 
 @dataclass
@@ -42,6 +46,7 @@ class ParsedDocument:
     page_rejects: list[tuple[int, str]] = field(default_factory=list)
     # pages not parsed, with a reason that names them ("timeout after 5 s: pages 9–40 not parsed")
     range_rejects: list[str] = field(default_factory=list)
+    outline: tuple[OutlineEntry, ...] | None = None  # None: the parser did not read it (parse does)
 
 
 @dataclass
@@ -65,4 +70,8 @@ class Parser(Protocol):
 
     def fingerprint_config(self) -> dict[str, Any]: ...
 
-    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument: ...
+    def parse(
+        self, pdf: bytes, name: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+    ) -> ParsedDocument:
+        """`facts`: the document's, when they were read already (parse/facts.py); None: read here."""
+        ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +12,9 @@ import pyarrow as pa
 
 from interleaf.errors import DocumentError, StageError, WarehouseWriteError
 from interleaf.parse.config import LimitsConfig, ParseConfig
+from interleaf.parse.facts import DocumentFacts, document_facts
 from interleaf.parse.protocol import ParsedDocument, Parser
 from interleaf.parse.resume import ResumeCount, resumable
-from interleaf.pdf.document import page_count_and_title
 from interleaf.stage import PageMap, StageInput, StageOutput
 from interleaf.structure import PARSE_MODULES
 from interleaf.structure.furniture import running_furniture
@@ -27,10 +28,13 @@ STAGE = "parse"
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A document to parse: its file, and the SHA-256 of its bytes that names it."""
+    """A document to parse: its file, the SHA-256 of its bytes that names it, and its facts when they
+    were read before the flow (flows/runner.py reads them in a page worker), or why the file cannot be
+    parsed; None: parse reads them."""
 
     path: str
     doc_id: str
+    facts: DocumentFacts | DocumentError | None = None
 
 
 @dataclass(frozen=True)
@@ -148,17 +152,20 @@ def over_limits(size: int, page_count: Callable[[], int], limits: LimitsConfig) 
     return None
 
 
-def parse_document(doc: DocumentInput, parser: Parser, fingerprint: str, page_map: PageMap = map) -> ParseOutput:
+def parse_document(
+    doc: DocumentInput, parser: Parser, fingerprint: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+) -> ParseOutput:
     """Parse one document. A DocumentError (bad input) propagates for the caller to record as a
     reject, and a WarehouseWriteError (a range of pages saved to a full disk) stops the ingest;
     anything else is wrapped in a StageError naming the document."""
     try:
-        parsed = parser.parse(doc.data, doc.name, page_map)
+        parsed = parser.parse(doc.data, doc.name, page_map, facts)
     except (DocumentError, WarehouseWriteError):
         raise
     except Exception as exc:
         raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
-    return with_structure(to_tables(doc, parsed, parser.name, fingerprint), doc.doc_id, read_outline(doc.data))
+    outline = list(parsed.outline) if parsed.outline is not None else read_outline(doc.data)
+    return with_structure(to_tables(doc, parsed, parser.name, fingerprint), doc.doc_id, outline)
 
 
 def with_structure(out: ParseOutput, doc_id: str, outline: list[OutlineEntry]) -> ParseOutput:
@@ -226,19 +233,23 @@ class ParseStage:
     def run(self, given: StageInput) -> StageOutput:
         source: SourceFile = given.source
         path = Path(source.path)
+        if isinstance(source.facts, DocumentError):  # found before the flow: the file is not read again
+            raise DocumentError(source.path, source.facts.reason, source.doc_id)
         try:
             data = path.read_bytes()
         except OSError as exc:
             raise DocumentError(source.path, f"cannot read the file: {exc}", source.doc_id) from exc
+        known = source.facts
+        facts = functools.cache(lambda: known or document_facts(data, path.name))
         # here as well as before the flow (flows/runner.py): however parse is reached, they hold
-        if reason := over_limits(len(data), lambda: page_count_and_title(data, path.name)[0], self.settings.limits):
+        if reason := over_limits(len(data), lambda: facts().page_count, self.settings.limits):
             raise DocumentError(source.path, reason, source.doc_id)
         doc = DocumentInput(source.doc_id, path.name, str(path.resolve()), data)
         resumed = ResumeCount()
         page_map = given.page_map
         if given.checkpoint is not None:  # each range of pages saved as it ends; a rerun skips those saved
             page_map = resumable(page_map, given.checkpoint, source.doc_id, resumed)
-        out = parse_document(doc, self.parser, given.fingerprint, page_map)
+        out = parse_document(doc, self.parser, given.fingerprint, page_map, facts())
         if out.quotes.num_rows == 0 and not out.rejects:  # stored, nothing could be found in it, with no word of why
             raise DocumentError(source.path, nothing_found(out), source.doc_id)
         return StageOutput(

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import re
 
-import pymupdf
-
 from interleaf.errors import DocumentError
+from interleaf.pdf.mupdf import pymupdf
 
-pymupdf.TOOLS.mupdf_display_errors(False)
-pymupdf.TOOLS.mupdf_display_warnings(False)
 
-# What MuPDF raises for bytes it cannot read: its own error classes, FileDataError (a RuntimeError)
-# from the document wrapper, ValueError for empty or malformed image data.
-MUPDF_ERRORS: tuple[type[Exception], ...] = (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
+def mupdf_exceptions() -> tuple[type[Exception], ...]:
+    """What MuPDF raises for bytes it cannot read: its own error classes, FileDataError (a
+    RuntimeError) from the document wrapper, ValueError for empty or malformed image data. A function,
+    not a constant: naming MuPDF's classes imports PyMuPDF (interleaf/pdf/mupdf.py)."""
+    return (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
 
 
 # A MuPDF warning that says something was not read ("format error: ...", "cannot load object ..."),
@@ -47,7 +46,7 @@ def open_pdf(data: bytes, name: str) -> pymupdf.Document:
         raise DocumentError(name, f"not a PDF: no %PDF- header (starts with {preview!r})")
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
-    except MUPDF_ERRORS as exc:
+    except mupdf_exceptions() as exc:
         raise DocumentError(name, f"damaged PDF, cannot be opened: {exc}") from exc
     if doc.needs_pass:
         doc.close()

@@ -35,9 +35,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import pymupdf
 from fontTools import agl
 
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
 from interleaf.pdf.render import render_bgr
 

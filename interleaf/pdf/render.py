@@ -4,7 +4,8 @@ the page's raster images lie."""
 from __future__ import annotations
 
 import numpy as np
-import pymupdf
+
+from interleaf.pdf.mupdf import pymupdf
 
 Box = tuple[float, float, float, float]
 

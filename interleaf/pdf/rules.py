@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
-import pymupdf
+
+from interleaf.pdf.mupdf import cv2, pymupdf
 
 Box = tuple[float, float, float, float]
 

@@ -11,9 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import pymupdf
-
 from interleaf.pdf.glyphs import REPLACEMENT, StandIn, draws_nothing, has_stand_ins, read_by_ocr, stand_ins
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrLine
 
 Box = tuple[float, float, float, float]

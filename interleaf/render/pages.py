@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
-import pymupdf
 from PIL import Image
 
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.render.view import BBox, PageImage
 
 ImageFormat = Literal["jpeg", "png"]

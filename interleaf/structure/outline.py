@@ -38,7 +38,7 @@ def entries_from_toc(toc: list[list[Any]]) -> list[OutlineEntry]:
 
 def read_outline(data: bytes) -> list[OutlineEntry]:
     """The outline of a PDF given as bytes; [] for a PDF without one (or one PyMuPDF cannot open)."""
-    import pymupdf
+    from interleaf.pdf.mupdf import pymupdf
 
     try:
         with pymupdf.open(stream=data, filetype="pdf") as doc:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pymupdf
 
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import render_bgr_sized
 
 # The model's fixed input size (width, height); rendering straight to it skips a resize.

@@ -7,16 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pymupdf
 
 from interleaf.kinds import CROPPED_KINDS, FURNITURE_KINDS
 from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import LayoutConfig
+from interleaf.parse.facts import DocumentFacts, document_facts
 from interleaf.parse.layout import regions as rg
 from interleaf.parse.layout.model import detect_regions
 from interleaf.parse.layout.reading_order import reading_order
 from interleaf.parse.protocol import PageResult, ParsedDocument, ParsedPage, ParsedQuote
-from interleaf.pdf.document import page_count_and_title
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import crop_png, render_bgr
@@ -112,14 +112,19 @@ class LayoutParser:
         # threads change speed, never output
         return self.config.model_dump(exclude={"threads"})
 
-    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
-        page_count, title = page_count_and_title(pdf, name)
-        done = parse_pages(pdf, name, page_count, self.pages_per_chunk, page_map, parse_page, lambda _i: self.config)
+    def parse(
+        self, pdf: bytes, name: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+    ) -> ParsedDocument:
+        facts = facts or document_facts(pdf, name)
+        done = parse_pages(
+            pdf, name, facts.page_count, self.pages_per_chunk, page_map, parse_page, lambda _i: self.config
+        )
         return ParsedDocument(
-            page_count=page_count,
-            title=_title(title, done.quotes),
+            page_count=facts.page_count,
+            title=_title(facts.title, done.quotes),
             pages=done.pages,
             quotes=done.quotes,
             page_rejects=done.page_rejects,
             range_rejects=done.range_rejects,
+            outline=facts.outline,
         )

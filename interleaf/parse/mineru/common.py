@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Protocol
 
-import pymupdf
-
 from interleaf.parse.protocol import ParsedPage, ParsedQuote
+from interleaf.pdf.mupdf import pymupdf
 
 BBOX_SCALE = 1000.0  # content-list boxes are in thousandths of the page
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

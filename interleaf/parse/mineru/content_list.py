@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from interleaf.errors import DocumentError
 from interleaf.kinds import CROPPED_KINDS
 from interleaf.parse.mineru.common import (
@@ -34,7 +32,8 @@ from interleaf.parse.mineru.common import (
     unrotate_page,
 )
 from interleaf.parse.protocol import ParsedDocument, ParsedPage
-from interleaf.pdf.document import MUPDF_ERRORS, metadata_title, open_pdf
+from interleaf.pdf.document import metadata_title, mupdf_exceptions, open_pdf
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import crop_png
 
 log = logging.getLogger(__name__)
@@ -197,7 +196,7 @@ def _to_png(data: bytes) -> bytes | None:
         if pix.alpha or (pix.colorspace is not None and pix.colorspace.n not in (1, 3)):
             pix = pymupdf.Pixmap(pymupdf.csRGB, pix)  # CMYK / alpha cannot be written as plain PNG
         return pix.tobytes("png")
-    except MUPDF_ERRORS:  # not an image MuPDF can read
+    except mupdf_exceptions():  # not an image MuPDF can read
         return None
 
 

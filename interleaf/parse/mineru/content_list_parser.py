@@ -19,6 +19,7 @@ from typing import Any
 
 from interleaf.errors import ConfigError, DocumentError
 from interleaf.parse.config import ContentListConfig
+from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.mineru.content_list import read_content_list
 from interleaf.parse.protocol import ParsedDocument
 from interleaf.stage import PageMap
@@ -74,6 +75,9 @@ class ContentListParser:
             raise DocumentError(name, f"{len(paths)} files named {wanted} under {self.folder} ({listed}): keep one")
         return paths[0]
 
-    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
-        # no page work worth spreading: the content list is read once, missing crops are rare
+    def parse(
+        self, pdf: bytes, name: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+    ) -> ParsedDocument:
+        # no page work worth spreading: the content list is read once, missing crops are rare; the
+        # PDF is opened here anyway, so `facts` are not needed (parse reads the outline itself)
         return read_content_list(self.content_list_for(name), pdf, crop_dpi=self.config.crop_dpi)

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from interleaf.errors import ConfigError, DocumentError
 from interleaf.kinds import CROPPED_KINDS
 from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import MineruConfig
+from interleaf.parse.facts import DocumentFacts, document_facts
 from interleaf.parse.mineru.common import (
     FURNITURE_TYPES,
     TEXT_ITEM_KINDS,
@@ -40,7 +39,7 @@ from interleaf.parse.mineru.common import (
     unrotate_page,
 )
 from interleaf.parse.protocol import PageResult, ParsedDocument, ParsedQuote
-from interleaf.pdf.document import page_count_and_title
+from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import crop_png
 from interleaf.stage import PageMap
 
@@ -217,8 +216,11 @@ class MineruParser:
         # Where models are looked up changes whether a parse can run, not what it produces.
         return self.config.model_dump(exclude={"model_source"})
 
-    def parse(self, pdf: bytes, name: str, page_map: PageMap = map) -> ParsedDocument:
-        page_count, title = page_count_and_title(pdf, name)  # bad input fails here, before MinerU starts
+    def parse(
+        self, pdf: bytes, name: str, page_map: PageMap = map, facts: DocumentFacts | None = None
+    ) -> ParsedDocument:
+        facts = facts or document_facts(pdf, name)  # bad input fails here, before MinerU starts
+        page_count, title = facts.page_count, facts.title
 
         middle = self._run_mineru(pdf, name).to_dict()
         by_page = {p["page_idx"]: tuple(p.get("blocks") or ()) for p in middle.get("pages") or ()}
@@ -243,6 +245,7 @@ class MineruParser:
             quotes=done.quotes,
             page_rejects=sorted(rejects + done.page_rejects),
             range_rejects=done.range_rejects,
+            outline=facts.outline,
         )
 
     def _run_mineru(self, pdf: bytes, name: str) -> Any:
