@@ -182,7 +182,10 @@ class DenseRetriever:
     def keys(self, corpus: QuoteCorpus) -> list[str]:
         tag = f"{self.model_id}|{self.spec.backend}|{self.family}|{self.spec.pooling}"
         # float32 keys stay as they were before precision existed: stored vectors remain reusable
-        tag += "" if self.spec.precision == "float32" else f"|{self.spec.precision}"
+        if self.spec.precision != "float32":
+            from interleaf.index.onnx_encoder import QUANTIZATION  # int8 runs on ONNX Runtime only
+
+            tag += f"|{self.spec.precision}|{QUANTIZATION}"
         return [text_key(t, tag) for t in corpus.texts]
 
     def encode(self, corpus: QuoteCorpus, reuse: pa.Table | None, root: str) -> Encoded:
