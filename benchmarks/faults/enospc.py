@@ -24,6 +24,19 @@ from typing import Any
 TEMPORARY = re.compile(r"^\.(?P<name>.+)\.tmp-\d+-[0-9a-f]+$")
 
 
+def warehouse_relpath(root: Path, file: object) -> str | None:
+    """`file`'s path relative to `root` (resolved), a temporary counted as the file it becomes;
+    None for a file descriptor or a path outside `root`."""
+    try:
+        path = Path(os.fspath(file)).resolve()  # type: ignore[arg-type]
+    except TypeError:  # a file descriptor
+        return None
+    if root not in path.parents:
+        return None
+    found = TEMPORARY.match(path.name)
+    return str(path.relative_to(root).with_name(found["name"] if found else path.name))
+
+
 class FullDisk:
     def __init__(self, root: Path, pattern: str) -> None:
         self.root, self.pattern = root.resolve(), pattern
@@ -31,14 +44,7 @@ class FullDisk:
         self._lock = threading.Lock()
 
     def relpath(self, file: object) -> str | None:
-        try:
-            path = Path(os.fspath(file)).resolve()  # type: ignore[arg-type]
-        except TypeError:  # a file descriptor
-            return None
-        if self.root not in path.parents:
-            return None
-        found = TEMPORARY.match(path.name)
-        return str(path.relative_to(self.root).with_name(found["name"] if found else path.name))
+        return warehouse_relpath(self.root, file)
 
     def hits(self, relpath: str) -> bool:
         with self._lock:

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.faults.enospc import warehouse_relpath
+
 
 class Journal:
     def __init__(self, root: Path, journal: Path) -> None:
@@ -30,12 +32,8 @@ class Journal:
         self._lock = threading.Lock()
 
     def note(self, op: str, file: Any, size: int) -> None:
-        try:
-            path = Path(os.fspath(file)).resolve()
-        except TypeError:  # a file descriptor
-            return
-        if self.root in path.parents:
-            line = {"at": time.monotonic(), "op": op, "path": str(path.relative_to(self.root)), "size": size}
+        if (path := warehouse_relpath(self.root, file)) is not None:
+            line = {"at": time.monotonic(), "op": op, "path": path, "size": size}
             with self._lock:
                 self._handle.write(json.dumps(line) + "\n")
 
