@@ -12,6 +12,7 @@ from typing import Any
 from interleaf.heap import return_freed_memory
 from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
 from interleaf.pdf.document import empty_pdf_store, mupdf_errors, mupdf_exceptions, open_pdf
+from interleaf.pdf.inflation import content_past_limit
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.stage import Lost, PageMap
 
@@ -55,10 +56,13 @@ _CODE = re.compile(r"^code=\d+: ")  # MuPDF's error number, before its message
 def _run_page(doc: pymupdf.Document, page_idx: int, arg: Any, parse_page: PageFunction) -> PageResult | PageRejected:
     """One page, or why it is rejected: MuPDF could not read it (its exception is turned into a
     reason here, in the worker: MuPDF's exceptions cannot be pickled back to the parent, and one
-    would fail the whole document), or it gave nothing and MuPDF reported errors on the way (a
+    would fail the whole document), its content inflates past the limit (interleaf/pdf/inflation.py),
+    or it gave nothing and MuPDF reported errors on the way (a
     damaged page read as empty would otherwise be stored as a blank page, silently)."""
     mupdf_errors()  # forget what earlier pages reported
     try:
+        if (bomb := content_past_limit(doc, page_idx)) is not None:
+            return PageRejected(page_idx, bomb)
         result = parse_page(doc[page_idx], arg)
     except mupdf_exceptions() as exc:
         return PageRejected(page_idx, f"damaged page, cannot be parsed: {_CODE.sub('', str(exc))}")
