@@ -13,8 +13,10 @@ memory is counted twice (in the PSS and in their estimates), which errs on the s
 detection takes 0.1-3.2 s for those 8 sizes, and the recognition of its lines runs on both workers
 unbudgeted, so the wait costs less than one OCR lane would.
 
-What the budget does not do: stop a detection that runs alone. A detection that does not fit even
-alone still runs: most of what the rest of the command holds would not shrink by waiting. Logged
+A detection that does not fit even alone still runs: most of what the rest of the command holds
+would not shrink by waiting. But it runs alone in the page workers: the other worker's model runs
+(layout, line recognition, another detection) wait until it ends, and it starts once those already
+running have ended, so the other worker holds only what it keeps between two runs. Logged
 during one ingest of docs/ + scale/ under a 1,536 MB budget, a whole page scanned at 200 dpi (a
 ~700 MB estimate) started alone with the tree at 1,234-1,426 MB, and the tree reached 1,750-1,800 MB
 (then, the command's process was also encoding a long manual: 630 of those MB). So under a budget
@@ -69,12 +71,16 @@ class MemoryBudget:
         self._lock = context.Lock()
         self._promised_mb = context.Value("d", 0.0, lock=False)  # under _lock
         self._running = context.Value("i", 0, lock=False)
+        self._alone = context.Value("i", 0, lock=False)  # a detection past the budget even alone runs, or waits to
+        self._steps = context.Value("i", 0, lock=False)  # the workers' other model runs in progress
 
     @contextlib.contextmanager
     def room_for(self, mb: float) -> Iterator[None]:
-        while not self._admitted(mb):
+        while (alone := self._admitted(mb)) is None:
             time.sleep(_POLL_S)
         try:
+            while alone and self._steps.value:
+                time.sleep(_POLL_S)
             yield
         finally:
             # malloc keeps what a detection freed for the process's next allocations: handed back
@@ -83,14 +89,37 @@ class MemoryBudget:
             with self._lock:
                 self._promised_mb.value -= mb
                 self._running.value -= 1
+                if alone:
+                    self._alone.value = 0
 
-    def _admitted(self, mb: float) -> bool:
+    def _admitted(self, mb: float) -> bool | None:
+        """None: not yet; else admitted, and whether it must run alone (past the budget even so)."""
         with self._lock:
-            if self._running.value and tree_pss_mb(self.root_pid) + self._promised_mb.value + mb > self.budget_mb:
-                return False
+            if self._alone.value:
+                return None
+            in_use = tree_pss_mb(self.root_pid) + self._promised_mb.value + mb
+            if self._running.value and in_use > self.budget_mb:
+                return None
+            alone = in_use > self.budget_mb
+            self._alone.value = int(alone)
             self._promised_mb.value += mb
             self._running.value += 1
-            return True
+            return alone
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        """A model run of a page worker other than a detection: it waits while a detection runs alone."""
+        while True:
+            with self._lock:
+                if not self._alone.value:
+                    self._steps.value += 1
+                    break
+            time.sleep(_POLL_S)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._steps.value -= 1
 
 
 _budget: MemoryBudget | None = None  # this process's, when it is a page worker of a budgeted pool
@@ -107,3 +136,11 @@ def room_for_detection(input_shape: tuple[int, ...]) -> contextlib.AbstractConte
     if _budget is None:
         return contextlib.nullcontext()
     return _budget.room_for(DETECTOR_MB_PER_MPX * math.prod(input_shape[-2:]) / 1e6)
+
+
+def model_step() -> contextlib.AbstractContextManager[None]:
+    """Waits while another worker's detection runs alone (see MemoryBudget.step); at once outside a
+    budgeted page worker."""
+    if _budget is None:
+        return contextlib.nullcontext()
+    return _budget.step()

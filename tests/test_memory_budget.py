@@ -62,6 +62,36 @@ def test_detections_run_side_by_side_in_a_budget_with_room() -> None:
     assert _overlapping(spans) >= 1, spans
 
 
+def hold_turn(job: tuple[str, float]) -> tuple[str, int, float, float]:
+    """Module-level, for the workers: after `delay` s, a detection on a 3000 px square (~2 GB, past a
+    small budget even alone) or another model step, held HOLD_S."""
+    kind, delay = job
+    time.sleep(delay)
+    turn = memory_budget.room_for_detection((1, 3, 3000, 3000)) if kind == "detection" else memory_budget.model_step()
+    with turn:
+        start = time.monotonic()
+        time.sleep(HOLD_S)
+        return kind, os.getpid(), start, time.monotonic()
+
+
+@pytest.mark.usefixtures("fresh_pools")
+@pytest.mark.parametrize(("budget_mb", "alone"), [(100, True), (1_000_000, False)])
+def test_a_detection_past_the_budget_runs_alone(budget_mb: int, alone: bool) -> None:
+    """It waits for the other worker's step in progress, and that worker's next steps wait for it;
+    in a budget with room, steps and detections run side by side."""
+    jobs = [("step", 0.0), ("detection", 0.2), ("step", 0.3), ("step", 0.0), ("detection", 0.0)]
+    spans = list(page_map(2, limits=PageLimits(budget_mb=budget_mb))(hold_turn, jobs))
+    assert len({pid for _, pid, _, _ in spans}) == 2, "both workers took jobs"
+    detections = [span for span in spans if span[0] == "detection"]
+    beside = [
+        (one, other)
+        for one in detections
+        for other in spans
+        if other is not one and other[2] < one[3] and one[2] < other[3]
+    ]
+    assert (not beside) is alone, spans
+
+
 def test_rapidocr_detection_waits_for_the_room_another_holds(corpus: Path) -> None:
     """The detector of the engine parse and describe use goes through the budget: while another
     detection holds room in a full budget, a read waits for it, then reads what it reads unbudgeted."""

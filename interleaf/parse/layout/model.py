@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from interleaf.memory_budget import model_step
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import render_bgr_sized
 
@@ -75,7 +76,8 @@ def detect_regions(
 ) -> tuple[list[Region], np.ndarray]:
     """Regions in PDF points, and the BGR render the model saw (its fixed input size)."""
     image = render_bgr_sized(page, *MODEL_INPUT)
-    out = layout_engine(conf_thresh, iou_thresh, threads)(image)
+    with model_step():
+        out = layout_engine(conf_thresh, iou_thresh, threads)(image)
     sx, sy = page.rect.width / image.shape[1], page.rect.height / image.shape[0]
     regions = []
     if out.boxes is not None:

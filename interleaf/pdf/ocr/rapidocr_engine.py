@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from interleaf.heap import return_freed_memory
-from interleaf.memory_budget import room_for_detection
+from interleaf.memory_budget import model_step, room_for_detection
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.images import check_image, pad_to_aspect
 from interleaf.pdf.ocr.protocol import OcrLine
@@ -117,19 +117,23 @@ def rapidocr_engine(threads: int) -> Any:
     # and the detector's preprocessing per call, from get_preprocess
     detector.max_side = None
     detector.get_preprocess = _bounded_preprocess(detector)
-    detector.session = _BudgetedSession(detector.session)
+    detector.session = _BudgetedSession(detector.session, lambda tensor: room_for_detection(tensor.shape))
+    for model in (engine.text_rec, engine.text_cls):
+        if model is not None:
+            model.session = _BudgetedSession(model.session, lambda _: model_step())
     return engine
 
 
 class _BudgetedSession:
-    """The detector's session (RapidOCR's OrtInferSession), run when the memory budget has room for
-    it (interleaf/memory_budget.py); anything else asked of it is the session's own."""
+    """One of RapidOCR's sessions (its OrtInferSession), run when the memory budget lets it
+    (interleaf/memory_budget.py); anything else asked of it is the session's own."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, turn: Callable[[np.ndarray], contextlib.AbstractContextManager[None]]) -> None:
         self._session = session
+        self._turn = turn
 
     def __call__(self, tensor: np.ndarray) -> np.ndarray:
-        with room_for_detection(tensor.shape):
+        with self._turn(tensor):
             return self._session(tensor)
 
     def __getattr__(self, name: str) -> Any:
