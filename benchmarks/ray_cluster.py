@@ -3,9 +3,10 @@ and worker nodes, each its own `ray start` of this .venv (the tests and `make be
 
 Each node runs in the foreground (`--block`) in its own session, so stopping the cluster is
 signalling those process groups: any other Ray on this machine is left alone (`ray stop` would
-stop every one). The signal is SIGINT, the Ctrl-C that `--block` waits for: the two nodes stop in
-about 2 s. On SIGTERM the head's processes outlived the 30 s grace and were killed (each Ray test
-module's teardown took 31 s).
+stop every one). The signal is SIGINT, the Ctrl-C that `--block` waits for (on SIGTERM the head's
+processes outlived a 30 s grace). Then each node's group is killed, whether its `ray start` ended or
+not: the worker node's dashboard and runtime-env agents outlived their `ray start` by ~90 s on this
+2-core machine, and waiting for a `ray start` that was slow to end made one test's teardown 60 s.
 
 The nodes run without Ray's token authentication, whatever this machine's `~/.ray` holds: Ray
 2.60 turns it on for `ray start` when `~/.ray/auth_token` exists (the first cluster `ray.init()`
@@ -15,6 +16,7 @@ run `executor.address: null`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -30,6 +32,7 @@ from interleaf.ray_engine import node_environment
 
 RAY = str(Path(sys.executable).with_name("ray"))
 START_S = 120.0  # a node's first start on a loaded 2-core machine took up to ~40 s
+STOP_S = 5.0  # the nodes' grace after SIGINT, then their groups are killed
 
 
 def _free_port() -> int:
@@ -102,9 +105,11 @@ def local_cluster(tmp: Path, nodes: int = 2, cpus: float = 1) -> Iterator[LocalC
         for node in reversed(started):
             if node.poll() is None:
                 os.killpg(node.pid, signal.SIGINT)
+        deadline = time.monotonic() + STOP_S
         for node in started:
-            try:
-                node.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.wait(timeout=max(0.0, deadline - time.monotonic()))
+            # what is left of the node's group, `ray start` gone or not: its agents outlive it
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(node.pid, signal.SIGKILL)
-                node.wait()
+            node.wait()
