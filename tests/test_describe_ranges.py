@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from interleaf import interrupt
@@ -17,16 +18,19 @@ from interleaf.describe.stage import DescribeStage, DictCache
 from interleaf.executor import PageLimits, page_map
 from interleaf.kinds import CROPPED_KINDS
 from interleaf.stage import Lost, PageMap, StageInput
-from tests.conftest import run_cli, view_tables
+from tests.conftest import IngestedWarehouse, view_tables
 
 DOC = "olap-logs-fr.pdf"  # 12 pages; its figures and tables spread over several of them
 
 
 @pytest.fixture(scope="module")
-def parsed(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path, dict[str, pa.Table]]:
-    root = tmp_path_factory.mktemp("ranges") / "warehouse"
-    run_cli(root, "ingest", str(corpus / "docs" / DOC))
+def parsed(corpus_warehouse: IngestedWarehouse) -> tuple[Path, dict[str, pa.Table]]:
+    """The document as parse stored it in the warehouse of docs/ (describe only reads its crops)."""
+    root = corpus_warehouse.root
     documents, pages, quotes = view_tables(root, "documents", "pages", "quotes")
+    documents = documents.filter(pc.equal(documents["name"], DOC))
+    pages = pages.filter(pc.is_in(pages["doc_id"], documents["doc_id"]))
+    quotes = quotes.filter(pc.is_in(quotes["doc_id"], documents["doc_id"]))
     return root, {"documents": documents, "pages": pages, "quotes": quotes}
 
 

@@ -24,14 +24,19 @@ SMALL_DOCS = [
 ]
 
 CONTENT = {
-    "documents": "select doc_id, name, pages, bytes, title from documents order by doc_id",
-    "pages": "select * from pages order by doc_id, page_idx",
-    "quotes": "select * exclude (score), round(score, 4) score from quotes order by quote_id",
+    "documents": "select doc_id, name, pages, bytes, title from documents {where} order by doc_id",
+    "pages": "select * from pages {where} order by doc_id, page_idx",
+    "quotes": "select * exclude (score), round(score, 4) score from quotes {where} order by quote_id",
 }
 
 
-def contents(root: Path) -> dict[str, list[dict]]:
-    return {name: sql_rows(root, q) for name, q in CONTENT.items()}
+def contents(root: Path, names: list[str] | None = None) -> dict[str, list[dict]]:
+    """The warehouse's documents, pages and quotes; those of the documents named `names` only."""
+    where = ""
+    if names is not None:
+        listed = ", ".join(f"'{name}'" for name in names)
+        where = f"where doc_id in (select doc_id from documents where name in ({listed}))"
+    return {table: sql_rows(root, query.format(where=where)) for table, query in CONTENT.items()}
 
 
 @pytest.fixture(scope="module")
