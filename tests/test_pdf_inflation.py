@@ -20,10 +20,10 @@ from interleaf.pdf.inflation import MAX_CONTENT_MB, content_past_limit
 def test_a_flate_bomb_is_counted_to_the_limit_and_no_further() -> None:
     doc = pymupdf.open(stream=flate_bomb(gib=1), filetype="pdf")  # 40 KB inflating to 1 GiB, twice Flate
     started = time.monotonic()
-    reason = content_past_limit(doc, 0)
+    reason = content_past_limit(doc[0])
     assert reason is not None and f"past {MAX_CONTENT_MB} MB" in reason
     assert time.monotonic() - started < 10, "counting stops at the limit, not at the stream's end"
-    assert content_past_limit(doc, 0, limit_mb=1100) is None  # 1 GiB = 1024 MB is under 1,100
+    assert content_past_limit(doc[0], limit_mb=1100) is None  # 1 GiB = 1024 MB is under 1,100
 
 
 def _page_of(content: bytes, filters: bytes) -> pymupdf.Document:
@@ -47,20 +47,22 @@ def _page_of(content: bytes, filters: bytes) -> pymupdf.Document:
 def test_the_inflated_size_is_what_is_counted(encode: Callable[[bytes], bytes], filters: bytes) -> None:
     content = b"0 0 m 10 10 l S\n" * 70_000  # 1.07 MiB of drawing
     doc = _page_of(encode(content), filters)
-    assert content_past_limit(doc, 0, limit_mb=1.0) is not None
-    assert content_past_limit(doc, 0, limit_mb=1.2) is None
+    assert content_past_limit(doc[0], limit_mb=1.0) is not None
+    assert content_past_limit(doc[0], limit_mb=1.2) is None
 
 
 def test_other_filters_and_broken_flate_are_left_to_mupdf() -> None:
     content = b"0 0 m 10 10 l S\n" * 70_000
-    assert content_past_limit(_page_of(content.hex().encode(), b"/Filter /ASCIIHexDecode "), 0, limit_mb=1.0) is None
-    assert content_past_limit(_page_of(b"not flate at all", b"/Filter /FlateDecode "), 0, limit_mb=0.000001) is None
+    hex_doc = _page_of(content.hex().encode(), b"/Filter /ASCIIHexDecode ")
+    assert content_past_limit(hex_doc[0], limit_mb=1.0) is None
+    broken_doc = _page_of(b"not flate at all", b"/Filter /FlateDecode ")
+    assert content_past_limit(broken_doc[0], limit_mb=0.000001) is None
 
 
 def test_the_corpus_pages_are_read_and_a_bomb_page_is_a_reject(corpus: Path) -> None:
     for pdf in sorted((corpus / "docs").glob("*.pdf")):
         doc = pymupdf.open(pdf)
-        assert [content_past_limit(doc, i) for i in range(doc.page_count)] == [None] * doc.page_count, pdf.name
+        assert [content_past_limit(page) for page in doc] == [None] * doc.page_count, pdf.name
     bomb = flate_bomb(gib=1)
     [result] = run_chunk(ChunkJob(bomb, "bomb.pdf", (0,), (None,), _never_called))
     assert isinstance(result, PageRejected) and "decompression bomb" in result.reason

@@ -57,13 +57,14 @@ def _run_page(doc: pymupdf.Document, page_idx: int, arg: Any, parse_page: PageFu
     """One page, or why it is rejected: MuPDF could not read it (its exception is turned into a
     reason here, in the worker: MuPDF's exceptions cannot be pickled back to the parent, and one
     would fail the whole document), its content inflates past the limit (interleaf/pdf/inflation.py),
-    or it gave nothing and MuPDF reported errors on the way (a
-    damaged page read as empty would otherwise be stored as a blank page, silently)."""
+    or it gave nothing and MuPDF reported errors on the way (a damaged page read as empty would
+    otherwise be stored as a blank page, silently)."""
     mupdf_errors()  # forget what earlier pages reported
     try:
-        if (bomb := content_past_limit(doc, page_idx)) is not None:
+        page = doc[page_idx]
+        if (bomb := content_past_limit(page)) is not None:
             return PageRejected(page_idx, bomb)
-        result = parse_page(doc[page_idx], arg)
+        result = parse_page(page, arg)
     except mupdf_exceptions() as exc:
         return PageRejected(page_idx, f"damaged page, cannot be parsed: {_CODE.sub('', str(exc))}")
     if not result.quotes and (errors := mupdf_errors()):

@@ -52,10 +52,10 @@ def _inflated(data: bytes, levels: int, limit: int) -> int:
     return size
 
 
-def content_past_limit(doc: Any, page_idx: int, limit_mb: float = MAX_CONTENT_MB) -> str | None:
+def content_past_limit(page: Any, limit_mb: float = MAX_CONTENT_MB) -> str | None:
     """Why the page is not read, when its content inflates past `limit_mb`; else None (a stream
     zlib cannot inflate is left to MuPDF, which reads what it can of it)."""
-    page = doc[page_idx]
+    doc = page.parent
     limit = int(limit_mb * 2**20)
     total = 0
     for xref in [*page.get_contents(), *(form[0] for form in page.get_xobjects())]:
