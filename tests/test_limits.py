@@ -5,6 +5,7 @@ its worker, kills it or runs past the memory cap is a reject, and the batch goes
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,7 @@ def _scanned_pdf(path: Path, pages: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_document_past_timeout_s_keeps_its_first_pages_and_rejects_the_rest(tmp_path: Path) -> None:
     # OCR'd pages, not pages of text: 400 pages of text once took longer than 25 s, and then a
     # faster machine parsed them all within it. 120 pages of OCR are ~140 s of work on 2 cores here.
@@ -134,6 +136,13 @@ def crash_on_page_3(page: pymupdf.Page, arg: object) -> PageResult:
     return _page(page, arg)
 
 
+def slow_page_2_crash_on_page_3(page: pymupdf.Page, arg: object) -> PageResult:
+    """Page 2 is still being read in one worker when page 3 kills the other."""
+    if page.number == 1:
+        time.sleep(4.0)  # long enough for the other worker to start and take page 3
+    return crash_on_page_3(page, arg)
+
+
 def allocate(megabytes: int) -> int:
     return int(np.ones(megabytes << 20, dtype=np.uint8).sum() >> 20)
 
@@ -147,6 +156,16 @@ def test_a_page_that_kills_its_worker_is_a_reject_and_the_other_pages_are_kept(t
     assert [p.page_idx for p in done.pages] == [0, 1, 3, 4, 5]
     assert len(done.page_rejects) == 1 and done.page_rejects[0][0] == 2
     assert done.page_rejects[0][1].startswith("its worker process died")
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_a_page_beside_the_one_that_kills_the_workers_is_kept(tmp_path: Path) -> None:
+    """Each time page 3 kills its worker, the pool goes and takes page 2, read in the other
+    worker, with it: page 2 is tried again on its own, not beside page 3 a second time."""
+    data = _text_pdf(tmp_path / "three.pdf", 3).read_bytes()
+    done = run_jobs([ChunkJob(data, "three.pdf", (0, 1, 2), (None,) * 3, slow_page_2_crash_on_page_3)], page_map(2))
+    assert [p.page_idx for p in done.pages] == [0, 1]
+    assert [page for page, _ in done.page_rejects] == [2]
 
 
 @pytest.mark.usefixtures("fresh_pools")
