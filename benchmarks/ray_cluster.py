@@ -12,16 +12,22 @@ The nodes run without Ray's token authentication, whatever this machine's `~/.ra
 2.60 turns it on for `ray start` when `~/.ray/auth_token` exists (the first cluster `ray.init()`
 starts writes one), and a client given an explicit address never sends the token, so every
 connection to the loopback cluster was refused and the Ray test failed on a machine that had once
-run `executor.address: null`."""
+run `executor.address: null`.
+
+Ray's session files go to a short folder of their own under the system's temp folder, not under
+the caller's: a node's sockets live five levels below it, a Unix socket's path is at most 107 bytes,
+and a pytest-xdist worker's temp folder made the plasma store's path too long to start the head."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +58,11 @@ def _node(args: list[str], cpus: float, log: Path) -> subprocess.Popen[bytes]:
         )
 
 
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def alive_nodes(address: str) -> int:
     import ray
 
@@ -60,6 +71,14 @@ def alive_nodes(address: str) -> int:
         return sum(1 for node in ray.nodes() if node["Alive"])
     finally:
         ray.shutdown()
+
+
+def _alive_or_none(address: str) -> int:
+    """The nodes alive, or 0 while the head listens but cannot yet answer."""
+    try:
+        return alive_nodes(address)
+    except ConnectionError:
+        return 0
 
 
 def _tail(log: Path) -> str:
@@ -74,28 +93,28 @@ class LocalCluster:
 
 @contextmanager
 def local_cluster(tmp: Path, nodes: int = 2, cpus: float = 1) -> Iterator[LocalCluster]:
-    """A head and `nodes - 1` worker nodes of `cpus` CPUs each on 127.0.0.1. Logs and Ray's
-    session files are under `tmp`."""
+    """A head and `nodes - 1` worker nodes of `cpus` CPUs each on 127.0.0.1. The nodes' logs are
+    under `tmp`; Ray's session files are removed with the cluster."""
     tmp.mkdir(parents=True, exist_ok=True)
-    address = f"127.0.0.1:{_free_port()}"
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
     head_log = tmp / "head.log"
-    head_args = ["--head", "--port", address.split(":")[1], "--include-dashboard", "false"]
-    started = [_node([*head_args, "--disable-usage-stats", "--temp-dir", str(tmp / "ray")], cpus, head_log)]
+    sessions = Path(tempfile.mkdtemp(prefix="ray-"))
+    head_args = ["--head", "--port", str(port), "--include-dashboard", "false", "--disable-usage-stats"]
+    started = [_node([*head_args, "--temp-dir", str(sessions)], cpus, head_log)]
     try:
         deadline = time.monotonic() + START_S
-        while True:  # the head's GCS takes seconds to listen, and a node started before that gives up
-            time.sleep(2)
+        # the head's GCS takes seconds to listen, and a node started before that gives up; a client
+        # asked to connect before then retries for minutes, so the port is watched instead
+        while not _listening(port):
             if started[0].poll() is not None:
                 raise RuntimeError(f"the Ray head exited with {started[0].returncode}:\n{_tail(head_log)}")
-            try:
-                alive_nodes(address)
-                break
-            except ConnectionError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the Ray head is not up after {START_S:g} s:\n{_tail(head_log)}") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Ray head is not up after {START_S:g} s:\n{_tail(head_log)}")
+            time.sleep(0.5)
         logs = [tmp / f"worker{i}.log" for i in range(1, nodes)]
         started += [_node(["--address", address, "--disable-usage-stats"], cpus, log) for log in logs]
-        while alive_nodes(address) < nodes:
+        while _alive_or_none(address) < nodes:
             for node, log in zip(started[1:], logs, strict=True):
                 if node.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"a Ray worker node did not join:\n{_tail(log)}")
@@ -113,3 +132,4 @@ def local_cluster(tmp: Path, nodes: int = 2, cpus: float = 1) -> Iterator[LocalC
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(node.pid, signal.SIGKILL)
             node.wait()
+        shutil.rmtree(sessions, ignore_errors=True)
