@@ -58,8 +58,12 @@ e2e-steps:
 	$(IL) answer --qa $(CORPUS)/qa_dev.jsonl
 	$(IL) eval --qa $(CORPUS)/qa_dev.jsonl
 
+# Two pytest-xdist workers, each test file in one of them (its module fixtures ingest once): one
+# ingest's page workers leave a core idle most of the time, so the suite takes about two thirds of
+# its one-process time on 2 cores (README "Scaling out"). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: install-dev ## run the test suite (reads the corpus from ../shared/corpus)
-	$(PYTHON) -m pytest -q -rs --durations=15
+	$(PYTHON) -m pytest -q -rs --durations=15 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder,)
 
 bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)

@@ -6,10 +6,10 @@ creates its database and registers Prefect's block types: measured here, 11.6 s 
 start to the flow's, against 5.0 s in a home holding a copy of a database made once. A copy is what
 a user's second command finds in its home, so no command runs another path than a user's.
 
-A test session goes one step further (`share_server`): one server for all its commands, named by
-`PREFECT_API_URL`, as a user's commands share a Prefect server they run apart. Each command then
-starts no server at all: a two-document ingest took 13.3-15.0 s with its own server, 9.8-10.3 s
-with the shared one, here. The tests of what happens to a command's own server (Ctrl-C, kill -9,
+A test session goes one step further (`share_server`): one server for all its commands, those of
+its pytest-xdist workers included, named by `PREFECT_API_URL`, as a user's commands share a
+Prefect server they run apart. Each command then starts no server at all: a two-document ingest
+took 13.3-15.0 s with its own server, 9.8-10.3 s with the shared one, here. The tests of what happens to a command's own server (Ctrl-C, kill -9,
 a full disk under the Prefect home) ask for `own_server`.
 """
 
@@ -50,6 +50,7 @@ _SERVE = (
 )
 _LOCK = threading.Lock()  # two commands of one test may be started at once in the same home
 _shared_api_url: str | None = None
+_SHARED_URL_VARIABLE = "INTERLEAF_SHARED_PREFECT_API_URL"
 
 
 @functools.cache
@@ -108,6 +109,10 @@ def share_server() -> None:
     global _shared_api_url
     if _shared_api_url is not None:
         return
+    # a process this one started (a pytest-xdist worker) uses its server instead of one of its own
+    if inherited := os.environ.get(_SHARED_URL_VARIABLE):
+        _shared_api_url = inherited
+        return
     home = Path(tempfile.mkdtemp(prefix="interleaf-prefect-shared-"))
     env = {**os.environ, "PREFECT_HOME": seeded(home / "home"), "PREFECT_LOGGING_LEVEL": "WARNING"}
     env.pop("PREFECT_API_URL", None)
@@ -136,7 +141,7 @@ def share_server() -> None:
         shutil.rmtree(home, ignore_errors=True)
 
     atexit.register(stop)
-    _shared_api_url = api_url
+    _shared_api_url = os.environ[_SHARED_URL_VARIABLE] = api_url
 
 
 def seeded(home: Path) -> str:

@@ -4,11 +4,15 @@ per session through the real CLI."""
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import faulthandler
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +34,15 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 def pytest_sessionstart(session: pytest.Session) -> None:
     # the session's commands share one Prefect server (benchmarks/prefect_home.py says why)
     share_server()
+    if session.config.pluginmanager.hasplugin("dsession"):  # the pytest-xdist controller
+        _start_corpus_ingest()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files holding a slow test first (`make test` hands out whole files with
+    --no-loadscope-reorder): a long test started last leaves the other worker idle meanwhile."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
 
 
 @dataclass
@@ -91,12 +104,50 @@ class IngestedWarehouse:
     first: CliResult
 
 
+# Under pytest-xdist, the folder the controller ingests docs/ and bad/ into, for the workers
+_CORPUS_INGEST = "INTERLEAF_TEST_CORPUS_INGEST"
+
+
+def _start_corpus_ingest() -> None:
+    """The session's ingest of docs/ + bad/ (its longest setup, ~130 s here), started by the
+    pytest-xdist controller in the background at the session's start, while the workers run the
+    tests that do not need it; its outcome lands in `first.json` (written whole, then renamed)."""
+    folder = Path(tempfile.mkdtemp(prefix="interleaf-test-corpus-"))
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ[_CORPUS_INGEST] = str(folder)  # the workers, started after this, inherit it
+
+    def ingest() -> None:
+        outcome = {"error": "the ingest's thread ended without an outcome (its traceback is on stderr)"}
+        try:
+            outcome = dataclasses.asdict(
+                run_cli(folder / "warehouse", "ingest", str(CORPUS / "docs"), str(CORPUS / "bad"))
+            )
+        except (AssertionError, subprocess.TimeoutExpired, OSError) as exc:  # run_cli's: exit != 0, past its time
+            outcome = {"error": str(exc)}
+        finally:
+            (folder / "first.json.tmp").write_text(json.dumps(outcome))
+            (folder / "first.json.tmp").rename(folder / "first.json")
+
+    threading.Thread(target=ingest, name="corpus-ingest", daemon=True).start()
+
+
 @pytest.fixture(scope="session")
 def corpus_warehouse(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> IngestedWarehouse:
-    """docs/ and bad/ ingested once with the offline default, as a user would."""
-    root = tmp_path_factory.mktemp("corpus") / "warehouse"
-    first = run_cli(root, "ingest", str(corpus / "docs"), str(corpus / "bad"))
-    return IngestedWarehouse(root, first)
+    """docs/ and bad/ ingested once with the offline default, as a user would. Under pytest-xdist
+    each worker's tests get a copy of their own of the controller's ingest (some write to it:
+    answers, reruns)."""
+    own = tmp_path_factory.mktemp("corpus") / "warehouse"
+    folder = os.environ.get(_CORPUS_INGEST)
+    if folder is None:
+        return IngestedWarehouse(own, run_cli(own, "ingest", str(corpus / "docs"), str(corpus / "bad")))
+    first = Path(folder) / "first.json"
+    while not first.exists():
+        time.sleep(0.5)
+    outcome = json.loads(first.read_text())
+    if "error" in outcome:
+        pytest.fail(f"the session's ingest of docs/ and bad/ failed: {outcome['error']}")
+    shutil.copytree(Path(folder) / "warehouse", own)
+    return IngestedWarehouse(own, CliResult(**outcome))
 
 
 @pytest.fixture

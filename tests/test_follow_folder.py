@@ -53,6 +53,7 @@ def inbox(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path,
     return folder, root
 
 
+@pytest.mark.slow
 def test_questions_read_the_published_snapshot_while_an_ingest_runs(inbox: tuple[Path, Path], corpus: Path) -> None:
     folder, root = inbox
     shutil.copy(corpus / "docs" / BACKUS, folder / BACKUS)
@@ -82,6 +83,7 @@ def test_questions_read_the_published_snapshot_while_an_ingest_runs(inbox: tuple
     assert names(root) == sorted([BACKUS, CORROSION, LAYOUT])
 
 
+@pytest.mark.slow
 def test_sync_replace_remove_and_gc(inbox: tuple[Path, Path], corpus: Path) -> None:
     folder, root = inbox
     (folder / CORROSION).unlink()

@@ -210,6 +210,7 @@ def test_every_table_is_a_view(corpus_warehouse: IngestedWarehouse, table: str) 
     assert rows[0]["n"] > 0
 
 
+@pytest.mark.slow
 def test_needle_share_of_the_mineru_backend(
     tmp_path_factory: pytest.TempPathFactory, corpus: Path, qa_items: list[dict]
 ) -> None:

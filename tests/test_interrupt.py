@@ -62,6 +62,7 @@ def _group_alive(pgid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_ingest_cleanly_and_rerun_resumes(
     tmp_path: Path, files: list[str], sig: signal.Signals, corpus_warehouse: IngestedWarehouse

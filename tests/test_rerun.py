@@ -86,6 +86,7 @@ def _spawn_ingest(root: Path, files: list[str], *, own_server: bool = False) -> 
     )
 
 
+@pytest.mark.slow
 def test_killed_ingest_then_rerun_equals_uninterrupted(tmp_path: Path, small_files: list[str], reference: Path) -> None:
     root = tmp_path / "warehouse"
     proc = _spawn_ingest(root, small_files)
@@ -110,6 +111,7 @@ def test_killed_ingest_then_rerun_equals_uninterrupted(tmp_path: Path, small_fil
     assert statuses and "running" not in {r["status"] for r in statuses}, statuses
 
 
+@pytest.mark.slow
 def test_two_ingests_at_once_leave_the_same_tables(tmp_path: Path, small_files: list[str], reference: Path) -> None:
     root = tmp_path / "warehouse"
     first = _spawn_ingest(root, small_files)
