@@ -9,8 +9,9 @@ a user's second command finds in its home, so no command runs another path than 
 A test session goes one step further (`share_server`): one server for all its commands, those of
 its pytest-xdist workers included, named by `PREFECT_API_URL`, as a user's commands share a
 Prefect server they run apart. Each command then starts no server at all: a two-document ingest
-took 13.3-15.0 s with its own server, 9.8-10.3 s with the shared one, here. The tests of what happens to a command's own server (Ctrl-C, kill -9,
-a full disk under the Prefect home) ask for `own_server`.
+took 13.3-15.0 s with its own server, 9.8-10.3 s with the shared one, here. The tests of what
+happens to a command's own server (Ctrl-C, kill -9, a full disk under the Prefect home) ask for
+`own_server`.
 """
 
 from __future__ import annotations
