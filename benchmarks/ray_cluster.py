@@ -101,8 +101,9 @@ def local_cluster(tmp: Path, nodes: int = 2, cpus: float = 1) -> Iterator[LocalC
     head_log = tmp / "head.log"
     sessions = Path(tempfile.mkdtemp(prefix="ray-"))
     head_args = ["--head", "--port", str(port), "--include-dashboard", "false", "--disable-usage-stats"]
-    started = [_node([*head_args, "--temp-dir", str(sessions)], cpus, head_log)]
+    started: list[subprocess.Popen[bytes]] = []
     try:
+        started.append(_node([*head_args, "--temp-dir", str(sessions)], cpus, head_log))
         deadline = time.monotonic() + START_S
         # the head's GCS takes seconds to listen, and a node started before that gives up; a client
         # asked to connect before then retries for minutes, so the port is watched instead
