@@ -60,10 +60,22 @@ def open_sealed(path: Path, schema: pa.Schema) -> pa.Table:
 
 def _decode(data: bytes, schema: pa.Schema | None, path: Path) -> pa.Table:
     try:
-        table = pq.read_table(pa.BufferReader(data), schema=schema)
+        table = pq.read_table(pa.BufferReader(_arrow_owned(data)), schema=schema)
     except (pa.ArrowException, OSError) as exc:  # Arrow's IO errors are OSErrors too
         raise CorruptPartError(path, f"not readable as Parquet ({type(exc).__name__}: {exc})") from exc
     return table.replace_schema_metadata(None) if schema is None else table
+
+
+def _arrow_owned(data: bytes) -> pa.Buffer:
+    """A copy of `data` in memory Arrow owns. `read_table` scans on Arrow's threads, and one of
+    them may drop the scan's last reference to its input after `read_table` has returned. Over
+    Python's `bytes`, that needs the GIL: when the command was already exiting, the thread was
+    ended inside a destructor and the process aborted ("terminate called without an active
+    exception", exit -6 after `interleaf ask` had printed its answer; seen in a core dump)."""
+    buffer = pa.allocate_buffer(len(data))
+    with pa.FixedSizeBufferWriter(buffer) as writer:
+        writer.write(data)
+    return buffer
 
 
 def _digest_at(data: bytes) -> int | None:
