@@ -16,7 +16,8 @@ unbudgeted, so the wait costs less than one OCR lane would.
 A detection that does not fit even alone still runs: most of what the rest of the command holds
 would not shrink by waiting. But it runs alone in the page workers: the other worker's model runs
 (layout, line recognition, another detection) wait until it ends, and it starts once those already
-running have ended, so the other worker holds only what it keeps between two runs. Logged
+running have ended, so the other worker holds only what it keeps between two runs (a worker
+hands back what malloc kept for it before it waits for room, see `_wait`). Logged
 during one ingest of docs/ + scale/ under a 1,536 MB budget, a whole page scanned at 200 dpi (a
 ~700 MB estimate) started alone with the tree at 1,234-1,426 MB, and the tree reached 1,750-1,800 MB
 (then, the command's process was also encoding a long manual: 630 of those MB). So under a budget
@@ -76,8 +77,9 @@ class MemoryBudget:
 
     @contextlib.contextmanager
     def room_for(self, mb: float) -> Iterator[None]:
+        waited = False
         while (alone := self._admitted(mb)) is None:
-            time.sleep(_POLL_S)
+            waited = _wait(waited)
         try:
             while alone and self._steps.value:
                 time.sleep(_POLL_S)
@@ -109,17 +111,29 @@ class MemoryBudget:
     @contextlib.contextmanager
     def step(self) -> Iterator[None]:
         """A model run of a page worker other than a detection: it waits while a detection runs alone."""
+        waited = False
         while True:
             with self._lock:
                 if not self._alone.value:
                     self._steps.value += 1
                     break
-            time.sleep(_POLL_S)
+            waited = _wait(waited)
         try:
             yield
         finally:
             with self._lock:
                 self._steps.value -= 1
+
+
+def _wait(waited: bool) -> bool:
+    """One look's sleep of a worker waiting for room. Before the first, it hands back what it freed:
+    malloc keeps a layout run's activations until the next OCR read or the end of the pages (a
+    trim after each of three layout runs in one process returned 83, 47 and 48 MB), and what the
+    waiting worker holds is part of what the others wait on."""
+    if not waited:
+        return_freed_memory()
+    time.sleep(_POLL_S)
+    return True
 
 
 _budget: MemoryBudget | None = None  # this process's, when it is a page worker of a budgeted pool

@@ -3,6 +3,7 @@ are near the budget, and run side by side when they are not (interleaf/memory_bu
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import multiprocessing
 import os
@@ -120,6 +121,57 @@ def test_rapidocr_detection_waits_for_the_room_another_holds(corpus: Path) -> No
     assert waited > hold_s * 0.8, f"the read took {waited:.2f} s: it did not wait for the room held"
     assert [line.text for line in budgeted] == [line.text for line in unbudgeted]
     assert len(unbudgeted) > 5
+
+
+def _freed_but_held_by_malloc(mb: int) -> None:
+    """`mb` MB allocated through malloc, written, and freed between blocks still in use: malloc
+    keeps the freed blocks for the process's next allocations (none can merge into the heap's top)."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    freed = []
+    for _ in range(mb * 32):
+        freed.append(libc.malloc(32 * 1024))
+        ctypes.memset(freed[-1], 1, 32 * 1024)
+        _kept.append(libc.malloc(2048))  # past the per-thread cache's sizes: taken from the heap's top
+    for block in freed:
+        libc.free(block)
+
+
+_kept: list[int] = []
+
+
+def detection_or_step_after_freeing(job: tuple[str, Path]) -> tuple[str, float, float, float]:
+    """Module-level, for the workers: a detection past a small budget even alone, held 1.5 s (it
+    creates `running` once it has room); or, once that file exists, 200 MB freed but kept by
+    malloc, then a model step, which must wait for the detection. Returns the kind, the PSS
+    before the step and in it (MB), and how long the step waited."""
+    kind, running = job
+    if kind == "detection":
+        with memory_budget.room_for_detection((1, 3, 3000, 3000)):
+            running.touch()
+            time.sleep(1.5)
+        return kind, 0.0, 0.0, 0.0
+    deadline = time.monotonic() + 60  # the other worker may start seconds later on a busy machine
+    while not running.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _freed_but_held_by_malloc(200)
+    before = _own_pss_mb()
+    started = time.monotonic()
+    with memory_budget.model_step():
+        return kind, before, _own_pss_mb(), time.monotonic() - started
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_a_worker_that_waits_for_room_first_hands_back_what_malloc_kept(tmp_path: Path) -> None:
+    """What a page worker waiting behind a detection that runs alone holds is part of what the
+    detection runs beside: what malloc kept of its heap is handed back before the wait."""
+    running = tmp_path / "detection-running"
+    jobs = [("step", running), ("detection", running)]  # the step's worker waits, so the other takes the detection
+    ends = list(page_map(2, limits=PageLimits(budget_mb=100))(detection_or_step_after_freeing, jobs))
+    _, before, during, waited = ends[0]
+    assert waited > 0.5, f"the step waited {waited:.2f} s: it did not wait for the detection"
+    assert before - during > 150, f"{before:.0f} MB before the wait, {during:.0f} MB in the step"
 
 
 @pytest.mark.parametrize(
