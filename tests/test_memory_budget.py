@@ -123,6 +123,9 @@ def test_rapidocr_detection_waits_for_the_room_another_holds(corpus: Path) -> No
     assert len(unbudgeted) > 5
 
 
+_kept: list[int] = []  # the blocks between the freed ones, never freed (a worker's, for its life)
+
+
 def _freed_but_held_by_malloc(mb: int) -> None:
     """`mb` MB allocated through malloc, written, and freed between blocks still in use: malloc
     keeps the freed blocks for the process's next allocations (none can merge into the heap's top)."""
@@ -136,9 +139,6 @@ def _freed_but_held_by_malloc(mb: int) -> None:
         _kept.append(libc.malloc(2048))  # past the per-thread cache's sizes: taken from the heap's top
     for block in freed:
         libc.free(block)
-
-
-_kept: list[int] = []
 
 
 def detection_or_step_after_freeing(job: tuple[str, Path]) -> tuple[str, float, float, float]:
