@@ -28,7 +28,7 @@ def main() -> None:
 
     import pymupdf
 
-    from flows.ingest import ingest_stages
+    from flows.plans import ingest_stages
     from interleaf.config import load_settings
     from interleaf.describe.offline_describer import OfflineDescriber, referring_sentences
     from interleaf.describe.protocol import DescribeRequest

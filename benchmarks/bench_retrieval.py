@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from flows.answer import open_index  # noqa: E402
+from flows.plans import open_index  # noqa: E402
 from interleaf.config import load_settings  # noqa: E402
 from interleaf.evaluate.recall import read_qa  # noqa: E402
 from interleaf.expand.protocol import Clause  # noqa: E402

@@ -13,13 +13,12 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from interleaf import interrupt, progress, ray_engine
 from interleaf.config import Settings
-from interleaf.describe.stage import DescribeStage
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.facts import DocumentFacts
-from interleaf.parse.stage import ParseStage, SourceFile
-from interleaf.stage import PageMap, Stage
+from interleaf.parse.stage import SourceFile
+from interleaf.stage import PageMap
 from tasks.chains import run_chains
 from tasks.context import RunContext
 from tasks.follow import DocumentChange
@@ -28,15 +27,6 @@ from warehouse.store import INGEST_GROUP
 
 GROUP = INGEST_GROUP
 UNWRITABLE = "unwritable"  # a unit's status when a warehouse write failed: the ingest stops, unpublished
-
-
-def ingest_stages(settings: Settings) -> list[Stage]:
-    hold_models = settings.parse.memory_budget_mb is None  # under a budget, index loads its model per document
-    return [
-        ParseStage(settings.parse),
-        DescribeStage(settings.describe),
-        *(IndexStage(spec, settings.index, hold_model=hold_models) for spec in settings.index.retrievers),
-    ]
 
 
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)

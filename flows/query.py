@@ -14,11 +14,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from flows.answer import answer_flow, answer_plan, query_stages
+from flows.plans import answer_plan, query_stages
 from interleaf.config import Settings
 from interleaf.errors import InterleafError
 from interleaf.evaluate.ablation import FULL, Variant
 from interleaf.evaluate.answers import Answered
+from interleaf.prefect_server import ensure_prefect_api
 from interleaf.questions.stage import QuestionSet
 from interleaf.render import AnswerView
 from interleaf.retrieve.loaded_index import IndexHolder
@@ -92,6 +93,9 @@ def run_queries(
             record_unchanged(ctx, Plan(query_stages(plan), plan.fingerprints), [qset.qset_id])
     elif use_prefect:
         run.flow_started = True
+        from flows.answer import answer_flow  # Prefect, imported by the commands that run a flow only
+
+        ensure_prefect_api()
         run.results = answer_flow(ctx, todo, qset)
         if failed := [r for r in run.results if r.status == "failed"]:
             raise InterleafError(failed[0].reason or f"{failed[0].stage} failed")  # nothing published

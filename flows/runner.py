@@ -18,13 +18,13 @@ from rich.console import Console
 from rich.table import Table
 
 from interleaf import interrupt, progress
-from interleaf.children import install_prefect_server
 from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
 from interleaf.parse.config import LimitsConfig
 from interleaf.parse.facts import DocumentFacts, facts_of
 from interleaf.parse.stage import SourceFile, over_limits
+from interleaf.prefect_server import ensure_prefect_api
 from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
 from tasks.follow import DocumentChange, Dropped, documents_to_drop
@@ -157,7 +157,8 @@ def run_ingest(
     root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
 ) -> IngestReport:
     """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
-    from flows.ingest import GROUP, ingest_flow, ingest_stages, task_runner, unwritable
+    from flows.ingest import GROUP, ingest_flow, task_runner, unwritable
+    from flows.plans import ingest_stages
 
     started = time.perf_counter()
     wh = Warehouse(root)
@@ -196,7 +197,7 @@ def run_ingest(
     bar = progress.PageProgress(sum(pages[p] for p in todo_paths))
     progress.set_current(bar)
     report.flow_started = True
-    install_prefect_server()
+    ensure_prefect_api()
     try:
         flow = ingest_flow.with_options(task_runner=task_runner(ctx.settings))
         read = {p: f for p, f in facts.items() if isinstance(f, DocumentFacts)}

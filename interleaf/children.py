@@ -8,16 +8,13 @@ Two kinds of children, two ways:
   each worker watches the command's process (pid and start time) from a thread and kills itself
   within WATCH_S of its end; the forkserver and the resource tracker then see their pipes close
   and exit. A parent-death signal (Linux prctl) is set too, for a forkserver that dies first.
-- Prefect's temporary API server is started by Prefect, from whichever thread first needs a
-  client, in the command's process group: a terminal's Ctrl-C reached it too and it quit under the
-  running flow (the ConnectError tracebacks), and nothing stopped it after a `kill -9`. Prefect
-  takes its server from `SubprocessASGIServer._instances[None]` (the hook its own test harness
-  uses), so `install_prefect_server` puts there a subclass that starts the same uvicorn command
-  through `python -m interleaf.children`: in its own session (the terminal's signals are the
-  command's to handle) and watching its parent. A parent-death signal would not do here: it fires
-  when the *thread* that forked the child ends, and Prefect may start the server from a worker
-  thread. Moving the command itself into a new process group was rejected: in a terminal it would
-  leave the foreground group and stop receiving Ctrl-C.
+- Prefect's temporary API server, when no Prefect API is named, is started by the command before
+  its flow (`interleaf/prefect_server.py`) through `python -m interleaf.children`: in its own
+  session (a terminal's Ctrl-C is the command's to handle; it reached Prefect's own server, in the
+  command's process group, which quit under the running flow), watching its parent. A
+  parent-death signal would not do here: it fires when the *thread* that forked the child ends.
+  Moving the command itself into a new process group was rejected: in a terminal it would leave
+  the foreground group and stop receiving Ctrl-C.
 """
 
 from __future__ import annotations
@@ -26,17 +23,14 @@ import ctypes
 import os
 import runpy
 import signal
-import subprocess
 import sys
 import threading
 import time
-from typing import Any
 
 import psutil
 
 PR_SET_PDEATHSIG = 1
 WATCH_S = 0.5
-_watched: list[type] = []  # the server class, made on first use: importing prefect costs a second
 
 
 def command_id() -> tuple[int, float]:
@@ -70,41 +64,6 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCH_S)
     os.kill(os.getpid(), signal.SIGKILL)  # reparented: the command is gone, and so is any client
-
-
-def install_prefect_server() -> None:
-    """Make Prefect start its temporary server as described above (idempotent, starts nothing)."""
-    from prefect.server.api.server import SubprocessASGIServer
-
-    class WatchedServer(SubprocessASGIServer):
-        def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
-            import prefect
-            from prefect.settings import get_current_settings
-
-            # the same command and environment Prefect's own method uses, behind our launcher
-            uvicorn = [
-                *("--app-dir", str(prefect.__module_path__.parent), "--factory"),
-                *("prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port)),
-                *("--log-level", "error", "--lifespan", "on"),
-            ]
-            return subprocess.Popen(
-                [sys.executable, "-m", "interleaf.children", str(os.getpid()), "uvicorn", *uvicorn],
-                env={
-                    **os.environ,
-                    "PREFECT_UI_ENABLED": "0",
-                    "PREFECT__SERVER_EPHEMERAL": "1",
-                    "PREFECT__SERVER_FINAL": "1",
-                    **get_current_settings().to_environment_variables(exclude_unset=True),
-                },
-                start_new_session=True,
-            )
-
-    current = SubprocessASGIServer._instances.get(None)
-    if current is not None and (current.running or isinstance(current, tuple(_watched))):
-        return
-    SubprocessASGIServer._instances.pop(None, None)
-    _watched.append(WatchedServer)
-    WatchedServer()  # registers itself as the instance for port None
 
 
 def main(argv: list[str]) -> None:

@@ -59,8 +59,7 @@ def rerun(
     ] = None,
 ) -> None:
     """Recompute STAGE and every stage after it from the stored output of the stage before it."""
-    from flows.answer import answer_stages
-    from flows.ingest import ingest_stages
+    from flows.plans import answer_stages, ingest_stages
     from flows.runner import run_ingest, stored_document_paths
 
     ingest_names = {s.name for s in ingest_stages(state.settings)} | {"index"}

@@ -46,13 +46,10 @@ def _ray() -> Any:
 
 def worker_environment() -> dict[str, str]:
     """The environment variables a worker runs this command's tasks with."""
-    from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import get_current_settings
 
+    # PREFECT_API_URL among them: the temporary server this command started names itself there
     env = {k: str(v) for k, v in get_current_settings().to_environment_variables(exclude_unset=True).items()}
-    server = SubprocessASGIServer._instances.get(None)
-    if server is not None and server.running:  # the temporary server this command started
-        env["PREFECT_API_URL"] = server.api_url
     for name in ("PREFECT_HOME", "PREFECT_API_URL", "PREFECT_LOGGING_LEVEL", "INTERLEAF_WAREHOUSE"):
         if name in os.environ:
             env.setdefault(name, os.environ[name])

@@ -225,17 +225,17 @@ def test_a_caller_finding_a_reload_under_way_waits_for_its_snapshot(
     published = {v.stage: (v.fingerprint, v.tables) for v in wh.current().values() if v.group == "ingest"}
     wh.publish("ingest", published)  # what an ingest's publish changes: the marker
 
-    import flows.answer
+    import flows.plans
 
     loading, release = threading.Event(), threading.Event()
-    real_open = flows.answer.open_index
+    real_open = flows.plans.open_index
 
     def slow_open(*args: object) -> object:  # the reload's longest step: the index's load
         loading.set()
         assert release.wait(60)
         return real_open(*args)
 
-    monkeypatch.setattr(flows.answer, "open_index", slow_open)
+    monkeypatch.setattr(flows.plans, "open_index", slow_open)
     poller = threading.Thread(target=state.refresh)
     poller.start()
     assert loading.wait(60)

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.answer import answer_stages
-from flows.ingest import ingest_stages
+from flows.plans import answer_stages, ingest_stages
 from interleaf.config import load_settings
 from interleaf.stage import SOURCE_ROOT
 from tasks.stage_task import Plan

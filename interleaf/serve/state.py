@@ -165,7 +165,7 @@ class ServerState:
             return True
 
     def _load(self, marker: tuple[Any, ...]) -> None:
-        from flows.answer import open_index
+        from flows.plans import open_index
 
         started = time.perf_counter()
         snapshot = load_snapshot(self.wh)
@@ -198,7 +198,7 @@ class ServerState:
         )
 
     def ingest_plan(self) -> Any:
-        from flows.ingest import ingest_stages
+        from flows.plans import ingest_stages
         from tasks.stage_task import Plan
 
         return Plan.of(ingest_stages(self.settings))
