@@ -1,7 +1,8 @@
 """What the flows run, without Prefect: the stages of an ingest and of an answer, and the plan an
 answer's stages run under. `interleaf ask` and the server build their plans from here and run the
-stages themselves; importing Prefect (1.5 s of CPU here, the whole of `flows/answer.py`'s import)
-is left to the commands that run a flow."""
+stages themselves; importing Prefect is left to the commands that run a flow. Measured here, an
+`ask` over a one-document warehouse took 3.2 s of CPU while it imported `flows/answer.py` (Prefect:
+1.5 s of it), 1.4 s without."""
 
 from __future__ import annotations
 
