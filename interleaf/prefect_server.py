@@ -88,12 +88,13 @@ def _start(timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
     with httpx.Client() as client:
         while time.monotonic() < deadline:
-            if server.poll() == _PORT_TAKEN:
+            exited = server.poll()
+            if exited == _PORT_TAKEN:
                 port = _free_port()
                 server = _uvicorn(port)
                 atexit.register(_stop, server)
                 continue
-            if server.poll() is not None:
+            if exited is not None:
                 break
             try:
                 if client.get(f"http://127.0.0.1:{port}/api/health").status_code == 200:

@@ -50,19 +50,16 @@ def test_with_no_api_named_the_command_starts_and_stops_its_own_server(tmp_path:
     env = cli_env(tmp_path / "warehouse", own_server=True)
     assert "PREFECT_API_URL" not in env
     doc = corpus / "docs" / "layoutparser-table-page.pdf"
-    proc = subprocess.Popen(
-        [sys.executable, str(script), "ingest", str(doc)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    command, command_sid, seen = psutil.Process(proc.pid), os.getsid(proc.pid), {}
-    while proc.poll() is None:
-        seen |= _servers(command)
-        time.sleep(0.2)
-    out, err = proc.communicate()
+    # its output to files: pipes nobody reads while the command runs could fill and stall it
+    with (tmp_path / "out").open("w") as out_file, (tmp_path / "err").open("w") as err_file:
+        proc = subprocess.Popen(
+            [sys.executable, str(script), "ingest", str(doc)], cwd=REPO, env=env, stdout=out_file, stderr=err_file
+        )
+        command, command_sid, seen = psutil.Process(proc.pid), os.getsid(proc.pid), {}
+        while proc.poll() is None:
+            seen |= _servers(command)
+            time.sleep(0.2)
+    out, err = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
     assert proc.returncode == 0, out + err
     assert "1 parsed, 0 unchanged, 0 rejected, 0 failed" in out, out
     report = out.strip().splitlines()[-1].split()
