@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -87,6 +89,38 @@ def test_a_stage_left_out_of_its_group_leaves_the_views(tmp_path: Path) -> None:
     assert query(wh, "select count(*) from documents")[1] == [(2,)]
 
 
+FLIP_S = 4.0  # views that read the state once per table mixed the two in 15 of 114 queries in this time
+
+
+def _publish_in_turn(root: str, seconds: float) -> None:
+    """Publish snapshots a and b in turn for `seconds`, as an ingest publishes while others read."""
+    wh = Warehouse(root)
+    ends, turn = time.monotonic() + seconds, 0
+    while time.monotonic() < ends:
+        wh.publish("ingest", {"parse": ("ab"[turn % 2], ("documents", "pages"))})
+        turn += 1
+
+
+def test_the_views_of_one_query_show_one_published_snapshot(tmp_path: Path) -> None:
+    wh = Warehouse(tmp_path)
+    for fingerprint, n in (("a", 1), ("b", 2)):  # a: one document and its page; b: two of each
+        wh.write_part("documents", fingerprint, "p", _documents(n))
+        wh.write_part("pages", fingerprint, "p", _pages(n))
+    wh.publish("ingest", {"parse": ("a", ("documents", "pages"))})
+    publisher = multiprocessing.get_context("spawn").Process(target=_publish_in_turn, args=(str(tmp_path), FLIP_S))
+    publisher.start()
+    seen: collections.Counter[tuple[int, int]] = collections.Counter()
+    try:
+        while publisher.is_alive():
+            _, rows = query(wh, "select (select count(*) from documents), (select count(*) from pages)")
+            seen[rows[0]] += 1
+    finally:
+        publisher.join()
+    assert publisher.exitcode == 0
+    # both snapshots were read while the state changed under the reader, never a mix of the two
+    assert set(seen) == {(1, 1), (2, 2)}, seen
+
+
 def test_empty_warehouse_has_typed_empty_views(tmp_path: Path) -> None:
     columns, rows = query(Warehouse(tmp_path), "select * from quotes")
     assert columns == schemas.QUOTES.names and rows == []
@@ -108,19 +142,27 @@ def test_sql_is_read_only(tmp_path: Path, sql: str) -> None:
         query(Warehouse(tmp_path), sql)
 
 
+def _pages(n: int) -> pa.Table:
+    """The first page of each of `_documents(n)`."""
+    rows = [
+        {
+            "doc_id": f"d{i}",
+            "page_idx": 0,
+            "width": 1.0,
+            "height": 1.0,
+            "rotation": 0,
+            "has_text_layer": True,
+            "ocr_used": False,
+            "n_quotes": 0,
+        }
+        for i in range(n)
+    ]
+    return pa.Table.from_pylist(rows, schema=schemas.PAGES)
+
+
 def test_pages_and_quotes_of_an_uncommitted_document_stay_hidden(tmp_path: Path) -> None:
     wh = Warehouse(tmp_path)
-    page = {
-        "doc_id": "d0",
-        "page_idx": 0,
-        "width": 1.0,
-        "height": 1.0,
-        "rotation": 0,
-        "has_text_layer": True,
-        "ocr_used": False,
-        "n_quotes": 0,
-    }
-    wh.write_part("pages", "fp", "d0", pa.Table.from_pylist([page], schema=schemas.PAGES))
+    wh.write_part("pages", "fp", "d0", _pages(1))
     wh.publish("ingest", {"parse": ("fp", ("documents", "pages"))})
     assert query(wh, "select count(*) from pages")[1] == [(0,)]
     wh.write_part("documents", "fp", "d0", _documents(1))

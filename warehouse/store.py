@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -268,11 +268,12 @@ class Warehouse:
             }
             atomic_write_bytes(self._state_path, json.dumps(raw, indent=2, sort_keys=True).encode())
 
-    def published_files(self, table: str) -> list[Path]:
+    def published_files(self, table: str, state: Mapping[str, StageState] | None = None) -> list[Path]:
         """The parts of `table` the views read: under each published fingerprint, the published
-        units' parts (every part when the entry names no units)."""
+        units' parts (every part when the entry names no units). `state`: a published state read
+        before (`current()`), so that several tables are read from one snapshot."""
         files: set[Path] = set()
-        for entry in self.current().values():
+        for entry in (self.current() if state is None else state).values():
             if table not in entry.tables:
                 continue
             folder = self.root / table / entry.fingerprint
