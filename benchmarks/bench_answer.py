@@ -20,6 +20,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.stopping import exit_on_sigterm  # noqa: E402
 from flows.query import answer_views, run_queries  # noqa: E402
 from interleaf.config import load_settings  # noqa: E402
 from interleaf.questions.stage import single_question  # noqa: E402
@@ -31,6 +32,7 @@ def percentiles(samples: list[float]) -> str:
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__)
     default_corpus = os.environ.get("INTERLEAF_CORPUS", str(REPO.parent / "shared" / "corpus"))
     parser.add_argument("--corpus", default=default_corpus)

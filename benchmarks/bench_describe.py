@@ -17,10 +17,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.stopping import exit_on_sigterm  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> None:
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", default=os.environ.get("INTERLEAF_CORPUS", str(REPO.parent / "shared" / "corpus")))
     ap.add_argument("--warehouse", help="an already-ingested warehouse (default: parse docs/ into a temporary one)")

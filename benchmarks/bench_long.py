@@ -28,6 +28,9 @@ import pyarrow as pa
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.stopping import exit_on_sigterm  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from flows.plans import open_index  # noqa: E402
@@ -140,6 +143,7 @@ def bm25_build(settings: Settings, quotes: pa.Table, documents: pa.Table, quote_
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__)
     default_corpus = os.environ.get("INTERLEAF_CORPUS", str(REPO.parent / "shared" / "corpus"))
     parser.add_argument("--corpus", default=default_corpus, help="folder holding docs/, scale/ and the qa files")

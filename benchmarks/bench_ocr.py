@@ -36,6 +36,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.stopping import exit_on_sigterm  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -166,6 +169,7 @@ def run_setting(setting: Setting, items: list[dict[str, Any]], work: Path) -> di
 
 
 def main() -> None:
+    exit_on_sigterm()
     from interleaf.evidence import contains_needle  # the corpus README's matching, as evaluate's
 
     ap = argparse.ArgumentParser(description=__doc__)

@@ -26,6 +26,9 @@ from interleaf.parse.registry import get_parser
 from interleaf.pdf.words import text_layer_usable, text_layer_words
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.stopping import exit_on_sigterm, stopped_at_exit  # noqa: E402
 
 BIG = "game-manual-619p.pdf"
 
@@ -93,20 +96,16 @@ def peak_memory_of_ingest(pdf: Path) -> tuple[float, float, float, dict[str, flo
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "INTERLEAF_WAREHOUSE": f"{tmp}/wh", "PREFECT_HOME": f"{tmp}/prefect"}
         started = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "interleaf.cli", "ingest", str(pdf)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        root, peak_rss, peak_pss, at_peak = psutil.Process(proc.pid), 0, 0, {}
-        while proc.poll() is None:
-            rss, pss, roles = _tree_memory(root)
-            peak_rss = max(peak_rss, rss)
-            if pss > peak_pss:
-                peak_pss, at_peak = pss, roles
-            time.sleep(0.2)
+        command = [sys.executable, "-m", "interleaf.cli", "ingest", str(pdf)]
+        out = subprocess.DEVNULL
+        with stopped_at_exit(subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=out)) as proc:
+            root, peak_rss, peak_pss, at_peak = psutil.Process(proc.pid), 0, 0, {}
+            while proc.poll() is None:
+                rss, pss, roles = _tree_memory(root)
+                peak_rss = max(peak_rss, rss)
+                if pss > peak_pss:
+                    peak_pss, at_peak = pss, roles
+                time.sleep(0.2)
         if proc.returncode != 0:
             raise SystemExit(f"ingest of {pdf} failed with exit code {proc.returncode}")
         by_role = {role: v / 2**20 for role, v in at_peak.items()}
@@ -114,6 +113,7 @@ def peak_memory_of_ingest(pdf: Path) -> tuple[float, float, float, dict[str, flo
 
 
 def main() -> None:
+    exit_on_sigterm()
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     ap.add_argument("--backends", default="layout,mineru")

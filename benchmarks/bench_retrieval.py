@@ -20,6 +20,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.stopping import exit_on_sigterm  # noqa: E402
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from flows.plans import open_index  # noqa: E402
@@ -59,6 +62,7 @@ def compare_with_sentence_transformers(spec: Any, sample: Any, onnx_rows: Any, o
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__)
     default_corpus = os.environ.get("INTERLEAF_CORPUS", str(REPO.parent / "shared" / "corpus"))
     parser.add_argument("--corpus", default=default_corpus, help="folder holding docs/, scale/ and qa_dev.jsonl")

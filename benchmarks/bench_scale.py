@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_parse import BIG, _tree_memory  # noqa: E402
 from benchmarks.ray_cluster import LocalCluster, local_cluster  # noqa: E402
+from benchmarks.stopping import exit_on_sigterm, stopped_at_exit  # noqa: E402
 from interleaf.config import Settings, load_settings  # noqa: E402
 from interleaf.executor import PageLimits  # noqa: E402
 from interleaf.parse.stage import ParseStage, SourceFile  # noqa: E402
@@ -49,7 +48,6 @@ from warehouse.catalog import connect  # noqa: E402
 PEAK_TARGET_MB = 1536
 PAGES_PER_S_TARGET = 3.0
 OVERHEAD_TARGET = 0.15
-STOP_S = 15.0  # what an ingest gets to stop on SIGINT (its own grace is 3 s) before it is killed
 
 
 @dataclass
@@ -82,7 +80,7 @@ def ingest(
     started = time.perf_counter()
     with (
         tempfile.TemporaryFile() as out,
-        _stopped_at_exit(subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)) as proc,
+        stopped_at_exit(subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)) as proc,
     ):
         roots = [psutil.Process(proc.pid), *(psutil.Process(p) for p in (cluster.pids if cluster else []))]
         peak, at_peak = 0, {}
@@ -106,28 +104,6 @@ def ingest(
         raise SystemExit(f"ingest failed ({proc.returncode}):\n{stdout[-3000:]}")
     pages = int(re.search(r"(\d+) pages parsed", stdout).group(1))  # type: ignore[union-attr]
     return Ingest(seconds, pages, peak / 2**20, at_peak, stdout, by_role)
-
-
-@contextmanager
-def _stopped_at_exit(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
-    """`proc`, stopped as Ctrl-C stops it if the bench ends first (an error, Ctrl-C, SIGTERM): the
-    ingest stops its page workers and Prefect server itself, and a kill after STOP_S ends the rest
-    (they watch their parent)."""
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=STOP_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    # SIGTERM's default ends the bench at once: its ingest and clusters (own sessions) kept running
-    raise SystemExit(128 + signum)
 
 
 def _roles(run: Ingest) -> str:
@@ -206,7 +182,7 @@ def parse_on_cluster(
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     ap.add_argument("--workdir", type=Path, help="for the warehouses and cluster files (default: a temporary folder)")

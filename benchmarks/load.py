@@ -32,6 +32,10 @@ import numpy as np
 import psutil
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.stopping import exit_on_sigterm  # noqa: E402
+
 FRESH_EVERY = 4  # one load request in this many asks a question not stored yet
 
 
@@ -133,6 +137,7 @@ async def load_phase(url: str, items: list[dict], clients: int, seconds: float) 
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     default_corpus = os.environ.get("INTERLEAF_CORPUS", str(REPO.parent / "shared" / "corpus"))
     parser.add_argument("--corpus", default=default_corpus, help="folder holding qa_dev.jsonl")

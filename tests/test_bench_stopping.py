@@ -1,0 +1,67 @@
+"""A benchmark stopped by SIGTERM stops the `interleaf` command it runs, and that command's page
+workers and Prefect server (`benchmarks/stopping.py`): SIGTERM's default had left bench_scale's
+ingest running."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from benchmarks.prefect_home import cli_env
+
+REPO = Path(__file__).resolve().parent.parent
+# a bench's shape: SIGTERM made an exit, and an ingest run under stopped_at_exit until it ends
+BENCH = """
+import subprocess, sys
+from benchmarks.stopping import exit_on_sigterm, stopped_at_exit
+exit_on_sigterm()
+command = [sys.executable, "-m", "interleaf.cli", "ingest", sys.argv[1]]
+with stopped_at_exit(subprocess.Popen(command)) as proc:
+    print(proc.pid, flush=True)
+    proc.wait()
+"""
+START_S = 120.0  # the ingest's page workers and server up, on a loaded 2-core machine
+STOP_S = 30.0  # its SIGINT grace (3 s), the kill after benchmarks.stopping.STOP_S, and slack
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.slow
+def test_a_bench_stopped_by_sigterm_leaves_nothing_it_started_running(tmp_path: Path, corpus: Path) -> None:
+    pdf = corpus / "scale" / "irs-manual-400p.pdf"  # long enough to be stopped mid-way
+    env = cli_env(tmp_path / "warehouse", own_server=True)
+    bench = subprocess.Popen(
+        [sys.executable, "-c", BENCH, str(pdf)], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True
+    )
+    tree: list[psutil.Process] = []
+    try:
+        ingest = int(bench.stdout.readline()) if bench.stdout else 0
+        deadline = time.monotonic() + START_S
+        # its Prefect server and forkserver started: the ingest's tree is more than the command
+        while len(tree := _tree(ingest)) < 3 and time.monotonic() < deadline and bench.poll() is None:
+            time.sleep(0.5)
+        assert len(tree) >= 3, [p.cmdline()[:3] for p in tree]
+        bench.send_signal(signal.SIGTERM)
+        exit_status = bench.wait(timeout=STOP_S)
+        _, alive = psutil.wait_procs(tree, timeout=STOP_S)
+        assert not alive, [p.cmdline()[:4] for p in alive]
+        assert exit_status == 128 + signal.SIGTERM
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+        for process in [*_tree(bench.pid), *tree]:  # what a failed assertion found alive
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
