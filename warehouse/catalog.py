@@ -164,8 +164,8 @@ def write_catalog_file(wh: Warehouse) -> Path:
     wal = tmp.with_name(f"{tmp.name}.wal")
     try:
         tmp.unlink(missing_ok=True)
-        con = duckdb.connect(str(tmp))
         state = wh.current()
+        con = duckdb.connect(str(tmp))
         try:
             for table in schemas.TABLES:
                 con.execute(view_sql(wh, table, state))
