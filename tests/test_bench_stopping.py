@@ -17,13 +17,14 @@ import pytest
 from benchmarks.prefect_home import cli_env
 
 REPO = Path(__file__).resolve().parent.parent
-# a bench's shape: SIGTERM made an exit, and an ingest run under stopped_at_exit until it ends
+# a bench's shape: SIGTERM made an exit, and an ingest run under stopped_at_exit until it ends; its
+# output not into the pipe the test reads one line of, which could fill and stall it
 BENCH = """
 import subprocess, sys
 from benchmarks.stopping import exit_on_sigterm, stopped_at_exit
 exit_on_sigterm()
 command = [sys.executable, "-m", "interleaf.cli", "ingest", sys.argv[1]]
-with stopped_at_exit(subprocess.Popen(command)) as proc:
+with stopped_at_exit(subprocess.Popen(command, stdout=subprocess.DEVNULL)) as proc:
     print(proc.pid, flush=True)
     proc.wait()
 """
