@@ -49,6 +49,30 @@ def test_rapidocr_reads_a_scanned_table(scanned_lines: list[OcrLine]) -> None:
     assert all(0 < line.conf <= 1 for line in scanned_lines)
 
 
+def _ocr_text(pdf: Path, page_idx: int, box: tuple[float, float, float, float], config: OcrConfig) -> str:
+    with pymupdf.open(pdf) as doc:
+        image = render_bgr(doc[page_idx], config.dpi, box)
+    lines = RapidOcrEngine(config.rapidocr).read(image)
+    return " ".join(line.text for line in lines if line.conf >= config.min_conf).casefold()
+
+
+def test_rapidocr_reads_a_screen_capture_the_right_way_up(corpus: Path) -> None:
+    """RapidOCR's orientation classifier, run on every line, turned lines of this terminal screen
+    (the IRS manual's BMF entity screen, page 40) upside down before reading them ("O--1n", "T"
+    where it prints EIN:nn-nnnnnnn and ENROLLMENT); the default checks vertical lines only."""
+    text = _ocr_text(corpus / "scale" / "irs-manual-400p.pdf", 39, (83.0, 128.0, 491.0, 400.0), OcrConfig())
+    for printed in ("PARENT EIN:nn-nnnnnnn ENROLLMENT", "BMF ENTITY MODULE", "FILING REQUIREMENT CODES", "CORP:n"):
+        assert printed.casefold() in text, (printed, text)
+
+
+def test_rapidocr_reads_a_charts_axis_titles_bottom_to_top(corpus: Path) -> None:
+    """MAVIS's figure on page 7: its y-axis titles run bottom to top; unchecked, RapidOCR's quarter
+    turn read them upside down ("MUV%)", "F1-o-(%)")."""
+    text = _ocr_text(corpus / "docs" / "mavis-aaai2026.pdf", 6, (49.9, 55.6, 564.4, 179.5), OcrConfig())
+    for printed in ("MAUVE (%)", "F1-score (%)", "Informativeness", "Multiple-query Retrieval"):
+        assert printed.casefold() in text, (printed, text)
+
+
 def test_table_from_ocr_boxes_keeps_rows_and_columns(scanned_lines: list[OcrLine]) -> None:
     # the page also holds paragraphs; the table crop spans the "Base 128" row to the "Chipper" row
     top = next(ln for ln in scanned_lines if ln.text.startswith("Base 128")).box[1] - 10

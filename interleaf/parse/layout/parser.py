@@ -31,8 +31,9 @@ def _is_blank(image_bgr: np.ndarray) -> bool:
 def _page_words(page: pymupdf.Page, layout_image: np.ndarray, cfg: LayoutConfig) -> tuple[list[Word], bool, bool]:
     """(words, has_text_layer, ocr_used)"""
     # loads its models on first read only; a whole page keeps RapidOCR's own detector sizing: held to
-    # 1280 px (describe's bound), the Redpaper's scanned page 16 lost its CREATE MASK statement
-    ocr = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads, det_max_side=None))
+    # 1280 px (describe's bound), the Redpaper's scanned page 16 lost its CREATE MASK statement; and
+    # every line's orientation is checked, as RapidOCR does: a page may be scanned upside down
+    ocr = RapidOcrEngine(RapidOcrConfig(threads=cfg.threads, det_max_side=None, textline_orientation="all"))
     words, hidden = text_layer_words(page, ocr)  # ocr: a glyph the font leaves unnamed is read
     has_text_layer = bool(words) or hidden > 0
     if text_layer_usable(words, hidden, cfg.min_clean_token_share):

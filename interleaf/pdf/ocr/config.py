@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from interleaf.strict import Strict
@@ -21,6 +23,16 @@ class RapidOcrConfig(Strict):
     # read +926 -> +895 MB; with 1 line a batch, 1024 instead of 1280 kept 90% of the words 1280
     # reads on 52 raster crops (every dev-set needle still read) for 11% less CPU.
     det_max_side: int | None = Field(1280, ge=64)
+    # Which detected lines RapidOCR's orientation classifier (its `use_cls`) checks, turning a line
+    # 180 degrees first when it calls it upside down. "vertical": the lines RapidOCR turns a quarter
+    # turn to read (1.5 times as tall as wide), whose reading direction that turn only guesses: a
+    # chart's axis title reads bottom to top ("MAUVE (%)" in MAVIS's figure on page 7 read "MUV%)"
+    # unchecked). "all", RapidOCR's own default, misfires on the corpus's screen captures: on 12
+    # raster figures of the IRS manual, 8 read differently, and the words only it read were flipped
+    # fragments ("O--1n", "T") where unchecked lines read "ENROLLMENT", "EIN:nn-nnnnnnn". "off":
+    # none. benchmarks/bench_ocr.py (README "Scaling out") gives all three. Parse's OCR of whole
+    # pages checks every line: a page may be scanned upside down (interleaf/parse/layout/parser.py).
+    textline_orientation: Literal["vertical", "all", "off"] = "vertical"
 
 
 class PaddleOcrConfig(Strict):
