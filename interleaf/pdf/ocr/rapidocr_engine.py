@@ -56,28 +56,32 @@ def _bounded_preprocess(detector: Any) -> Callable[[], Any]:
 
 
 @contextlib.contextmanager
-def _lean_sessions() -> Iterator[None]:
-    """The ONNX Runtime sessions RapidOCR builds meanwhile plan no memory pattern and leave the
-    graph's layout as it is (rapidocr==3.10.0, pinned, sets neither).
+def _lean_sessions(blocked_layout: bool) -> Iterator[None]:
+    """The ONNX Runtime sessions RapidOCR builds meanwhile plan no memory pattern, and leave the
+    graph's layout as it is unless `blocked_layout` (rapidocr==3.10.0, pinned, sets neither).
     - A pattern is planned for one input shape and holds one block for all of a run's activations;
       the detector and the recognizer see a new shape with every image and line, so it only added to
       each read's peak. Measured on 40 raster crops of the IRS manual: the largest read +479 -> +353 MB
       over the worker, in the same time (79.1 and 78.2 s).
     - ORT_ENABLE_ALL, RapidOCR's level, adds the layout optimizations on top of ORT_ENABLE_EXTENDED:
-      blocked-channel (NCHWc) copies of the activations. Without them, on the corpus's 6 scanned pages
-      (two runs): the same texts, the largest page read +600-603 -> +529-578 MB. benchmarks/bench_ocr.py
-      (README "Scaling out"), the default setting: the same word P/R and needles, the largest
-      read +558 -> +377 MB, for 8% more OCR CPU (141 -> 152 s)."""
+      blocked-channel (NCHWc) copies of the activations. The detector goes without them: on the
+      corpus's 6 scanned pages (two runs), the same texts, the largest page read +600-603 ->
+      +529-578 MB; benchmarks/bench_ocr.py (README "Scaling out"), the same word P/R and needles, the
+      largest read +558 -> +377 MB, for 8% more OCR CPU (141 -> 152 s). The recognizer keeps them:
+      its input is one line 48 px high, whose copies are small, and without them it took 17% more CPU
+      (14 raster figures of the IRS manual, 1,005 lines: 48.0 -> 58.1 s, the same texts)."""
     import onnxruntime as ort
     from rapidocr.inference_engine.onnxruntime import main as onnxruntime_engine
 
     sessions = onnxruntime_engine.OrtInferSession
     own = sessions._init_sess_opts
+    levels = ort.GraphOptimizationLevel
+    level = levels.ORT_ENABLE_ALL if blocked_layout else levels.ORT_ENABLE_EXTENDED
 
     def options(cfg: Any) -> Any:
         opts = own(cfg)
         opts.enable_mem_pattern = False
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        opts.graph_optimization_level = level
         return opts
 
     sessions._init_sess_opts = staticmethod(options)
@@ -93,7 +97,7 @@ def rapidocr_engine(threads: int) -> Any:
     ~40 MB more in each page worker); `detector_bound` sets the detector's input size per read."""
     from rapidocr import RapidOCR
 
-    with _BUILDING, _lean_sessions():
+    with _BUILDING:
         engine = RapidOCR(
             params={
                 # an image with no text in it is an outcome (a reject row), not a warning on the terminal
@@ -109,10 +113,12 @@ def rapidocr_engine(threads: int) -> Any:
             }
         )
         # rapidocr==3.10.0 (pinned) builds its sessions at their first use: here, under the patch
-        detector = engine._load_det_model()
-        engine._load_rec_model()
-        if engine.use_cls:
-            engine._load_cls_model()
+        with _lean_sessions(blocked_layout=False):
+            detector = engine._load_det_model()
+        with _lean_sessions(blocked_layout=True):
+            engine._load_rec_model()
+            if engine.use_cls:
+                engine._load_cls_model()
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
     # and the detector's preprocessing per call, from get_preprocess
     detector.max_side = None
