@@ -60,6 +60,14 @@ def test_every_hard_swish_of_the_layout_model_is_replaced() -> None:
     onnx.checker.check_model(rewritten)
 
 
+def test_the_layout_session_keeps_its_activations_in_its_own_arena() -> None:
+    """Without the arena, the rewritten graph's activations fragmented glibc's heap between renders
+    (interleaf/parse/layout/model.py gives the figures)."""
+    options = layout_engine(0.5, 0.5, 1).session.session.get_session_options()
+    assert options.enable_cpu_mem_arena is True
+    assert options.intra_op_num_threads == 1
+
+
 def _chain(extra_use: bool) -> onnx.ModelProto:
     """x -> Add(3) -> Clip(0, 6) -> Mul(x) -> Div(6) -> y; with `extra_use`, the Clip's output is
     also a graph output."""
