@@ -152,6 +152,11 @@ def room_for_detection(input_shape: tuple[int, ...]) -> contextlib.AbstractConte
     return _budget.room_for(DETECTOR_MB_PER_MPX * math.prod(input_shape[-2:]) / 1e6)
 
 
+def budgeted() -> bool:
+    """Whether this process is a page worker of a budgeted pool."""
+    return _budget is not None
+
+
 def model_step() -> contextlib.AbstractContextManager[None]:
     """Waits while another worker's detection runs alone (see MemoryBudget.step); at once outside a
     budgeted page worker."""
