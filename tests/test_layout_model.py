@@ -3,8 +3,6 @@ HardSwish nodes (interleaf/parse/layout/hard_swish.py) finds the regions the shi
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import onnx
 import pytest
@@ -68,30 +66,6 @@ def test_the_layout_session_keeps_its_activations_in_its_own_arena() -> None:
     options = layout_engine(0.5, 0.5, 1).session.session.get_session_options()
     assert options.enable_cpu_mem_arena is True
     assert options.intra_op_num_threads == 1
-
-
-def test_under_a_memory_budget_the_layout_session_hands_its_arena_back_after_each_page() -> None:
-    import multiprocessing
-
-    import psutil
-
-    from interleaf import memory_budget
-
-    engine = layout_engine(0.5, 0.5, 1)
-    with pymupdf.open(CORPUS / "docs" / "mavis-aaai2026.pdf") as pdf:
-        image = render_bgr_sized(pdf[6], *MODEL_INPUT)
-    held = []
-    for budget in (None, memory_budget.MemoryBudget(100_000, os.getpid(), multiprocessing.get_context("spawn"))):
-        memory_budget.install(budget)
-        try:
-            for _ in range(2):
-                found = engine(image)
-        finally:
-            memory_budget.install(None)
-        held.append(psutil.Process().memory_info().rss / 2**20)
-        assert found.boxes is not None and len(found.boxes) > 0
-    kept, handed_back = held
-    assert handed_back < kept - 20, f"{kept:.0f} MB held with the arena kept, {handed_back:.0f} MB handed back"
 
 
 def _chain(extra_use: bool) -> onnx.ModelProto:
