@@ -65,14 +65,19 @@ def _role(proc: psutil.Process, root: psutil.Process) -> str:
     if proc.pid == root.pid:
         return "ingest process"
     cmdline = " ".join(proc.cmdline())
+    if cmdline.startswith("ray::"):  # a worker process of a Ray node names itself by what it runs
+        return "Ray workers"
     if "forkserver" in cmdline:
         return "page workers"  # the forkserver and the workers it forked
     return "Prefect server" if "uvicorn" in cmdline or "prefect" in cmdline else "other"
 
 
-def _tree_memory(root: psutil.Process) -> tuple[int, int, dict[str, int]]:
+def _tree_memory(
+    root: psutil.Process, cpu: dict[int, tuple[str, float]] | None = None
+) -> tuple[int, int, dict[str, int]]:
     """(summed RSS, summed PSS, PSS by role) of a process and its children. RSS counts pages shared
-    between the forked page workers once per process; PSS splits them, so its sum is the real footprint."""
+    between the forked page workers once per process; PSS splits them, so its sum is the real footprint.
+    With `cpu`, each process's role and CPU seconds so far (user + system) go there by pid."""
     rss = pss = 0
     roles: dict[str, int] = {}
     try:
@@ -87,6 +92,9 @@ def _tree_memory(root: psutil.Process) -> tuple[int, int, dict[str, int]]:
             pss += share
             role = _role(p, root)
             roles[role] = roles.get(role, 0) + share
+            if cpu is not None:
+                times = p.cpu_times()
+                cpu[p.pid] = (role, times.user + times.system)
     return rss, pss, roles
 
 

@@ -58,6 +58,8 @@ class Ingest:
     at_peak: dict[str, float]  # MB of PSS by kind of process at the peak
     stdout: str
     by_role: dict[str, list[float]] = field(default_factory=dict)  # each second's MB of PSS by kind of process
+    cpu_s: dict[str, float] = field(default_factory=dict)  # CPU seconds by kind of process
+    busy: float = 0.0  # the share of the machine's CPU time that was busy over the run, any process's
 
     @property
     def rate(self) -> float:
@@ -71,13 +73,19 @@ def ingest(
     cluster: LocalCluster | None = None,
     config: Path | None = None,
 ) -> Ingest:
-    """A real `interleaf ingest`, its memory sampled every second over its processes (and the
-    cluster's): reading the PSS of each process costs CPU, and sampling five times a second took
-    ~20% of one core from the ingest it measured."""
+    """A real `interleaf ingest`, its memory and CPU time sampled every second over its processes
+    (and the cluster's): reading the PSS of each process costs CPU, and sampling five times a second
+    took ~20% of one core from the ingest it measured. A process's CPU time is its last sample's, so
+    what one did in the second before it ended is not counted."""
     sets = [arg for o in overrides for arg in ("--set", o)]
     sets += ["--config", str(config)] if config else []
     command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(warehouse), *sets, "ingest", *map(str, paths)]
-    started = time.perf_counter()
+    # the cluster's processes' CPU time before the run (its start, earlier runs) is not the run's
+    before: list[dict[int, tuple[str, float]]] = [{}]
+    for pid in cluster.pids if cluster else []:
+        before.append({})
+        _tree_memory(psutil.Process(pid), before[-1])
+    started, machine_before = time.perf_counter(), psutil.cpu_times()
     with (
         tempfile.TemporaryFile() as out,
         stopped_at_exit(subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)) as proc,
@@ -85,8 +93,9 @@ def ingest(
         roots = [psutil.Process(proc.pid), *(psutil.Process(p) for p in (cluster.pids if cluster else []))]
         peak, at_peak = 0, {}
         by_role: dict[str, list[float]] = {}
+        cpu: list[dict[int, tuple[str, float]]] = [{} for _ in roots]  # by root, by pid: (role, CPU s)
         while proc.poll() is None:
-            samples = [_tree_memory(root) for root in roots]
+            samples = [_tree_memory(root, seen) for root, seen in zip(roots, cpu, strict=True)]
             now: dict[str, float] = {}
             for name, sample in zip(["command", *("ray node" for _ in roots[1:])], samples, strict=True):
                 for role, used in sample[2].items():
@@ -98,12 +107,31 @@ def ingest(
                 peak, at_peak = pss, now
             time.sleep(1.0)
         seconds = time.perf_counter() - started
+        busy = _busy_share(machine_before, psutil.cpu_times())
         out.seek(0)
         stdout = out.read().decode(errors="replace")
     if proc.returncode != 0:
         raise SystemExit(f"ingest failed ({proc.returncode}):\n{stdout[-3000:]}")
     pages = int(re.search(r"(\d+) pages parsed", stdout).group(1))  # type: ignore[union-attr]
-    return Ingest(seconds, pages, peak / 2**20, at_peak, stdout, by_role)
+    cpu_s: dict[str, float] = {}
+    for number, (seen, earlier) in enumerate(zip(cpu, before, strict=True)):
+        for pid, (role, used) in seen.items():
+            # on a Ray node, its worker processes (named ray::...) against Ray's own (raylet, GCS, agents)
+            kind = role if number == 0 else role if role == "Ray workers" else "Ray's own processes"
+            cpu_s[kind] = cpu_s.get(kind, 0) + used - earlier.get(pid, (role, 0.0))[1]
+    return Ingest(seconds, pages, peak / 2**20, at_peak, stdout, by_role, cpu_s, busy)
+
+
+def _busy_share(before: Any, after: Any) -> float:
+    """The busy share of the CPU time between two `psutil.cpu_times()` (guest time is in user's already)."""
+
+    def spent(times: Any, fields: tuple[str, ...]) -> float:
+        return sum(getattr(times, name, 0.0) for name in fields)
+
+    waiting, guests = ("idle", "iowait"), ("guest", "guest_nice")
+    total = sum(after) - spent(after, guests) - sum(before) + spent(before, guests)
+    idle = spent(after, waiting) - spent(before, waiting)
+    return 1 - idle / total if total > 0 else 0.0
 
 
 def _roles(run: Ingest) -> str:
@@ -115,6 +143,16 @@ def _roles_over_run(run: Ingest) -> str:
     the time, and its own largest, which need not fall at the peak of the sum."""
     kinds = sorted(run.by_role.items(), key=lambda kv: -statistics.median(kv[1]))
     return ", ".join(f"{kind} {statistics.median(mb):.0f} / {max(mb):.0f}" for kind, mb in kinds)
+
+
+def _cpu(run: Ingest) -> str:
+    """Where the run's CPU time went: each kind of process's seconds, and the machine's busy share."""
+    kinds = ", ".join(f"{kind} {s:.0f}" for kind, s in sorted(run.cpu_s.items(), key=lambda kv: -kv[1]))
+    cores = psutil.cpu_count() or 1
+    return (
+        f"CPU time by kind of process (s): {kinds}; in all {sum(run.cpu_s.values()):.0f} of the "
+        f"{cores} cores' {cores * run.seconds:.0f} s; the machine's CPUs busy {100 * run.busy:.0f}%"
+    )
 
 
 def _query(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -208,6 +246,7 @@ def main() -> None:
             flush=True,
         )
         print(f"  memory by kind of process over the run (median / largest MB PSS): {_roles_over_run(local)}")
+        print(f"  {_cpu(local)}", flush=True)
         # the same ingest under a memory budget of the target: what holding memory down costs in time
         budget = [f"parse.memory_budget_mb={PEAK_TARGET_MB}"]
         # a folder of its own: the warehouse's parent holds the Prefect home, and a second command in
@@ -253,6 +292,7 @@ def main() -> None:
                 f"same quotes per document as local: {'yes' if same else 'NO'}",
                 flush=True,
             )
+            print(f"  {_cpu(on_ray)}", flush=True)
             two, two_s, runs = parse_on_cluster(work / "manual2", manual, settings, cluster.address)
             assert two is not None and two.status == "ok", two
             half = runs // 2
