@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.stopping import signals_held
 from interleaf.ray_engine import node_environment
 
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -122,15 +123,16 @@ def local_cluster(tmp: Path, nodes: int = 2, cpus: float = 1) -> Iterator[LocalC
             time.sleep(1)
         yield LocalCluster(address, [node.pid for node in started])
     finally:
-        for node in reversed(started):
-            if node.poll() is None:
-                os.killpg(node.pid, signal.SIGINT)
-        deadline = time.monotonic() + STOP_S
-        for node in started:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                node.wait(timeout=max(0.0, deadline - time.monotonic()))
-            # what is left of the node's group, `ray start` gone or not: its agents outlive it
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(node.pid, signal.SIGKILL)
-            node.wait()
-        shutil.rmtree(sessions, ignore_errors=True)
+        with signals_held():  # a second Ctrl-C or a SIGTERM must not leave the nodes running
+            for node in reversed(started):
+                if node.poll() is None:
+                    os.killpg(node.pid, signal.SIGINT)
+            deadline = time.monotonic() + STOP_S
+            for node in started:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    node.wait(timeout=max(0.0, deadline - time.monotonic()))
+                # what is left of the node's group, `ray start` gone or not: its agents outlive it
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(node.pid, signal.SIGKILL)
+                node.wait()
+            shutil.rmtree(sessions, ignore_errors=True)

@@ -66,3 +66,31 @@ def test_a_bench_stopped_by_sigterm_leaves_nothing_it_started_running(tmp_path: 
         for process in [*_tree(bench.pid), *tree]:  # what a failed assertion found alive
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
+
+
+# a cleanup (as a bench's, after a first signal) that a second signal reaches half-way through
+CLEANUP = """
+import os, signal, sys, time
+from benchmarks.stopping import exit_on_sigterm, signals_held
+exit_on_sigterm()
+second = getattr(signal, sys.argv[1])
+try:
+    raise KeyboardInterrupt  # the first signal
+finally:
+    with signals_held():
+        print("cleanup began", flush=True)
+        os.kill(os.getpid(), second)
+        time.sleep(0.3)
+        print("cleanup ended", flush=True)
+"""
+
+
+@pytest.mark.parametrize("second", ["SIGTERM", "SIGINT"])
+def test_a_second_signal_waits_for_the_cleanup_then_acts(second: str) -> None:
+    done = subprocess.run([sys.executable, "-c", CLEANUP, second], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("\n")[:2] == ["cleanup began", "cleanup ended"], done.stdout + done.stderr
+    if second == "SIGTERM":  # exit_on_sigterm's SystemExit, raised once the cleanup ended
+        assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    else:  # a KeyboardInterrupt again, raised once the cleanup ended (Python then ends by SIGINT)
+        assert done.returncode == -signal.SIGINT, done.stderr
+        assert "in signals_held" in done.stderr and done.stderr.rstrip().endswith("KeyboardInterrupt"), done.stderr
