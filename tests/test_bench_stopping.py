@@ -73,6 +73,9 @@ CLEANUP = """
 import os, signal, sys, time
 from benchmarks.stopping import exit_on_sigterm, signals_held
 exit_on_sigterm()
+# Ctrl-C's handler, as in a terminal: a command started in the background by a shell without job
+# control (CI's) inherits SIGINT ignored, and an ignored signal stays ignored once the cleanup ends
+signal.signal(signal.SIGINT, signal.default_int_handler)
 second = getattr(signal, sys.argv[1])
 try:
     raise KeyboardInterrupt  # the first signal
