@@ -72,7 +72,7 @@ def _role(proc: psutil.Process, root: psutil.Process) -> str:
     return "Prefect server" if "uvicorn" in cmdline or "prefect" in cmdline else "other"
 
 
-def _tree_memory(
+def tree_usage(
     root: psutil.Process, cpu: dict[int, tuple[str, float]] | None = None
 ) -> tuple[int, int, dict[str, int]]:
     """(summed RSS, summed PSS, PSS by role) of a process and its children. RSS counts pages shared
@@ -109,7 +109,7 @@ def peak_memory_of_ingest(pdf: Path) -> tuple[float, float, float, dict[str, flo
         with stopped_at_exit(subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=out)) as proc:
             root, peak_rss, peak_pss, at_peak = psutil.Process(proc.pid), 0, 0, {}
             while proc.poll() is None:
-                rss, pss, roles = _tree_memory(root)
+                rss, pss, roles = tree_usage(root)
                 peak_rss = max(peak_rss, rss)
                 if pss > peak_pss:
                     peak_pss, at_peak = pss, roles

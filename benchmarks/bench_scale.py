@@ -33,7 +33,7 @@ import psutil
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_parse import BIG, _tree_memory  # noqa: E402
+from benchmarks.bench_parse import BIG, tree_usage  # noqa: E402
 from benchmarks.ray_cluster import LocalCluster, local_cluster  # noqa: E402
 from benchmarks.stopping import exit_on_sigterm, stopped_at_exit  # noqa: E402
 from interleaf.config import Settings, load_settings  # noqa: E402
@@ -84,7 +84,7 @@ def ingest(
     before: list[dict[int, tuple[str, float]]] = [{}]
     for pid in cluster.pids if cluster else []:
         before.append({})
-        _tree_memory(psutil.Process(pid), before[-1])
+        tree_usage(psutil.Process(pid), before[-1])
     started, machine_before = time.perf_counter(), psutil.cpu_times()
     with (
         tempfile.TemporaryFile() as out,
@@ -95,7 +95,7 @@ def ingest(
         by_role: dict[str, list[float]] = {}
         cpu: list[dict[int, tuple[str, float]]] = [{} for _ in roots]  # by root, by pid: (role, CPU s)
         while proc.poll() is None:
-            samples = [_tree_memory(root, seen) for root, seen in zip(roots, cpu, strict=True)]
+            samples = [tree_usage(root, seen) for root, seen in zip(roots, cpu, strict=True)]
             now: dict[str, float] = {}
             for name, sample in zip(["command", *("ray node" for _ in roots[1:])], samples, strict=True):
                 for role, used in sample[2].items():
