@@ -52,11 +52,17 @@ _SERVE = (
 _LOCK = threading.Lock()  # two commands of one test may be started at once in the same home
 _shared_api_url: str | None = None
 _SHARED_URL_VARIABLE = "INTERLEAF_SHARED_PREFECT_API_URL"
+_MADE_HOME_VARIABLE = "INTERLEAF_MADE_PREFECT_HOME"
 
 
 @functools.cache
 def _made_once() -> Path:
-    """A home whose server started and stopped once, its database in one file (no write-ahead log)."""
+    """A home whose server started and stopped once, its database in one file (no write-ahead log).
+    Made once per process tree: a process this one started (a pytest-xdist worker) copies from the
+    same home, which the maker removes at its exit (measured here: 18 s of CPU to make one)."""
+    inherited = Path(os.environ.get(_MADE_HOME_VARIABLE) or "/nonexistent")
+    if all((inherited / name).is_file() for name in FILES):
+        return inherited
     home = Path(tempfile.mkdtemp(prefix="interleaf-prefect-home-"))
     atexit.register(shutil.rmtree, home, True)
     env = {
@@ -83,6 +89,7 @@ def _made_once() -> Path:
         raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
     with sqlite3.connect(home / "prefect.db") as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    os.environ[_MADE_HOME_VARIABLE] = str(home)
     return home
 
 
@@ -104,15 +111,21 @@ def cli_env(warehouse: Path, *, own_server: bool = False, **extra: str) -> dict[
     return env
 
 
+def adopt_shared_server() -> bool:
+    """Whether the commands `cli_env` describes use a shared server: this process's, or the one a
+    process that started this one shares (a pytest-xdist worker, `make faults`' disk-full cases).
+    Starts none."""
+    global _shared_api_url
+    if _shared_api_url is None:
+        _shared_api_url = os.environ.get(_SHARED_URL_VARIABLE) or None
+    return _shared_api_url is not None
+
+
 def share_server() -> None:
     """Start the one Prefect server the commands `cli_env` describes use from now on, in a session
     of its own; it stops when this process ends (its stdin closes), and its group is killed if not."""
     global _shared_api_url
-    if _shared_api_url is not None:
-        return
-    # a process this one started (a pytest-xdist worker) uses its server instead of one of its own
-    if inherited := os.environ.get(_SHARED_URL_VARIABLE):
-        _shared_api_url = inherited
+    if adopt_shared_server():
         return
     home = Path(tempfile.mkdtemp(prefix="interleaf-prefect-shared-"))
     env = {**os.environ, "PREFECT_HOME": seeded(home / "home"), "PREFECT_LOGGING_LEVEL": "WARNING"}

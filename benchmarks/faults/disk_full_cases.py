@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmarks.faults.common import REPO, Cli, cli_env, contents, interleaf, rows_added, rows_lost
+from benchmarks.prefect_home import adopt_shared_server
 
 NO_SPACE = "No space left on device"
 PAGE = 4096
@@ -87,10 +88,10 @@ def run_case(plan: Plan, case: Case, index: int, before: dict, reference: dict) 
         _tmpfs(mountpoint, used + case.free_bytes + 16 * 1024 * 1024)
     root = mountpoint / "warehouse"
     shutil.copytree(plan.base, root)
-    # its own Prefect server: the Prefect home on the full disk is part of what is tested
-    env = cli_env(
-        root, own_server=True, PREFECT_HOME=plan.prefect_home, PREFECT_LOCAL_STORAGE_PATH=f"{plan.prefect_home}/storage"
-    )
+    # the Prefect home off the full disk (cli_env's is beside the warehouse): what runs out of room
+    # is the warehouse alone. The session's shared server where there is one (the tests'), as for
+    # the reference ingest; otherwise each command starts its own there, as a user's does.
+    env = cli_env(root, PREFECT_HOME=plan.prefect_home, PREFECT_LOCAL_STORAGE_PATH=f"{plan.prefect_home}/storage")
     filler = _fill(mountpoint, case.free_bytes) if case.mode == "tmpfs" else None
     if case.mode == "tmpfs":
         result.how = f"tmpfs, {case.free_bytes // 1024} KiB left"
@@ -165,6 +166,7 @@ def plan_from_json(text: str) -> Plan:
 
 
 def main(argv: list[str]) -> None:
+    adopt_shared_server()  # run by disk_full.py in a mount namespace of its own: its server, if it has one
     plan = plan_from_json(Path(argv[0]).read_text())
     results = run_cases(plan)
     Path(argv[1]).write_text(json.dumps([asdict(r) for r in results]))
