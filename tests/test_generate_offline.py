@@ -160,3 +160,23 @@ def test_a_part_the_context_does_not_answer_is_said_missing(context: tuple[Conte
     assert rest and rest[-1].startswith(NOT_IN_DOCUMENTS) and "dollars" in rest[-1]
     verdict = check_answer(answer.markdown, context, question=question).relevance
     assert verdict is not None and verdict.addresses and verdict.reason.endswith("part 2 said missing")
+
+
+def test_an_image_two_parts_are_read_from_is_placed_once(context: tuple[ContextQuote, ...]) -> None:
+    # qa_dev's q001: both parts are answered from Table 2's rows; each sentence had placed the table
+    question = (
+        "Which table of the MAVIS paper compares entailment models for verifying groundedness, "
+        "and which textual entailment model scores the highest F1 in it?"
+    )
+    answer = _ask(context, question)
+    table = _quote_with(context, "Qwen3-8B (2025)")
+    placed = re.findall(r"\]\(image(\d+)\)", answer)
+    assert placed.count(str(table.number)) == 1, answer
+    assert len(placed) == len(set(placed)), answer
+    # the sentences it answered both parts with stay cited by the one placement, and backed by it
+    checked = check_answer(answer, context)
+    assert checked.invalid == 0 and checked.sentences, answer
+    assert all(s.supported is True and s.citations for s in checked.sentences), [
+        (s.text, [c.reason for c in s.citations]) for s in checked.sentences
+    ]
+    assert {"41.4", "53.7"} <= set(numbers_in(answer)), answer

@@ -260,6 +260,29 @@ def image_alt(quote: ContextQuote, max_words: int = 14) -> str:
     return (short if len(words) <= max_words else short.rstrip(",;:") + " …").replace("[", "(").replace("]", ")")
 
 
+def add_placing_once(lines: list[str], placed: dict[int, int], line: str, image_line: bool) -> None:
+    """Append the answer line `line` to `lines` with each image placed once in the answer; `placed`:
+    image number -> the line it is placed after. `image_line`: a sentence read from the one image
+    it places, its only citation. Such a sentence read from an image already placed joins the
+    sentence placed with it ("… 41.4 for X; Table 2 gives 53.7 for Y. ![Table 2](image1)"), so the
+    image shows once and both claims stay cited by it; any other line keeps its `[i]` and drops the
+    repeated placement. Two parts answered from two rows of one table had placed it twice."""
+    marks = [(m.group(0), int(m.group(2))) for m in IMAGE_MARK.finditer(line)]
+    again = [(mark, number) for mark, number in marks if number in placed]
+    if image_line and again:
+        mark, number = again[0]
+        k = placed[number]
+        first = next(m for m in IMAGE_MARK.finditer(lines[k]) if int(m.group(2)) == number)
+        head, images = lines[k][: first.start()].rstrip(), lines[k][first.start() :]
+        lines[k] = f"{head.rstrip('.!?')}; {line.replace(mark, '').strip()} {images}"
+        return
+    for mark, _ in again:
+        line = line.replace(f" {mark}", "").replace(mark, "")
+    for _, number in marks:
+        placed.setdefault(number, len(lines))
+    lines.append(line)
+
+
 def _claim(sentence: str) -> str:
     """An image standing alone claims its alt text; a prose sentence claims its words."""
     bare = IMAGE_MARK.sub(" ", sentence)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from interleaf.evidence import fold
 from interleaf.generate.abstain import abstention
 from interleaf.generate.asking import Part
-from interleaf.generate.citations import image_alt
+from interleaf.generate.citations import add_placing_once, image_alt
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline_scoring import Scored, extreme_rows, score_units
 from interleaf.generate.offline_units import (
@@ -320,9 +320,11 @@ def write(
     cited; a part nothing answers said missing. Sentences are added while the answer stays within
     `max_words`."""
     out: list[str] = []
+    placed: dict[int, int] = {}
     words = 0
     taken: set[int] = set()
     for answer in answers:
+        text = True
         if answer.chosen is None:
             lines = [abstention(answer.part.text, answer.reason)]
         elif id(answer.chosen.unit) in taken:
@@ -337,7 +339,7 @@ def write(
             if not out and n > max_words:
                 line, n = _cut(line, max_words), max_words
             if n and words + n <= max_words:
-                out.append(line)
+                add_placing_once(out, placed, line, image_line=not text)
                 words += n
     return " ".join(out)
 
