@@ -149,16 +149,38 @@ def read_by_range(
     pages_per_range: int,
 ) -> dict[str, Reading]:
     """Each target's reading (its crop is stored), its pages' runs spread over the stage's page map
-    (describe/reading.py)."""
-    ranges = [job(pages, quotes) for pages, quotes in page_ranges(targets, pages_per_range)]
+    (describe/reading.py). A range that did not end (its worker died, hung or hit the memory cap) is
+    read again one quote at a time, which finds the quote at fault: only its reading is lost, the
+    others stand. A quote lost to a dead worker gets one more try on its own, as parse's pages do
+    (parse/chunks.py says why). Quotes the document's time ran out on are lost as they were."""
+    jobs = [job(pages, quotes) for pages, quotes in page_ranges(targets, pages_per_range)]
     readings: dict[str, Reading] = {}
-    for range_job, result in zip(ranges, given.page_map(read_range, ranges), strict=True):
-        if isinstance(result, Lost):
-            first, last = range_job.pages[0] + 1, range_job.pages[-1] + 1
-            reason = f"the reading of pages {first}-{last} did not end: {result.reason}"
-            readings |= {q["quote_id"]: lost_reading(q["png_sha256"], reason) for q in range_job.quotes}
-        else:
-            readings |= result
+
+    def lost(range_job: ReadJob, result: Lost) -> None:
+        first, last = range_job.pages[0] + 1, range_job.pages[-1] + 1
+        pages = f"page {first}" if first == last else f"pages {first}-{last}"
+        reason = f"the reading of {pages} did not end: {result.reason}"
+        readings.update({q["quote_id"]: lost_reading(q["png_sha256"], reason) for q in range_job.quotes})
+
+    while jobs:
+        again: list[ReadJob] = []
+        alone: list[ReadJob] = []
+        for range_job, result in zip(jobs, given.page_map(read_range, jobs), strict=True):
+            if not isinstance(result, Lost):
+                readings |= result
+            elif result.kind != "timeout" and len(range_job.quotes) > 1:
+                again += [job((q["page_idx"],), [q]) for q in range_job.quotes]
+            elif result.kind == "crashed":
+                alone.append(range_job)
+            else:
+                lost(range_job, result)
+        for single in alone:
+            (result,) = given.page_map(read_range, [single])
+            if isinstance(result, Lost):
+                lost(single, result)
+            else:
+                readings |= result
+        jobs = again
     return readings
 
 
