@@ -64,11 +64,16 @@ def stopped_at_exit(proc: P) -> Iterator[P]:
     try:
         yield proc
     finally:
-        with signals_held():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(timeout=STOP_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """`proc`, if it still runs, sent SIGINT as Ctrl-C would, and killed after STOP_S."""
+    with signals_held():
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=STOP_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

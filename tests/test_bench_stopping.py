@@ -5,6 +5,7 @@ ingest running."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -97,3 +98,45 @@ def test_a_second_signal_waits_for_the_cleanup_then_acts(second: str) -> None:
     else:  # a KeyboardInterrupt again, raised once the cleanup ended (Python then ends by SIGINT)
         assert done.returncode == -signal.SIGINT, done.stderr
         assert "in signals_held" in done.stderr and done.stderr.rstrip().endswith("KeyboardInterrupt"), done.stderr
+
+
+# `make faults`' shape: a command spawned in a process group of its own (benchmarks/faults/common.py),
+# which a terminal's Ctrl-C does not reach, and the harness interrupted while it runs
+FAULT_HARNESS = """
+import signal, sys
+from pathlib import Path
+from benchmarks.faults.common import spawn
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C's handler, as in a terminal (see CLEANUP)
+proc = spawn(Path(sys.argv[2]), "ingest", sys.argv[1])
+print(proc.pid, flush=True)
+proc.wait()
+"""
+
+
+@pytest.mark.slow
+def test_a_fault_harness_stopped_by_ctrl_c_stops_the_commands_it_spawned(tmp_path: Path, corpus: Path) -> None:
+    pdf = corpus / "scale" / "irs-manual-400p.pdf"  # long enough to be stopped mid-way
+    harness = subprocess.Popen(
+        [sys.executable, "-c", FAULT_HARNESS, str(pdf), str(tmp_path / "warehouse")],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    tree: list[psutil.Process] = []
+    try:
+        ingest = int(harness.stdout.readline()) if harness.stdout else 0
+        deadline = time.monotonic() + START_S
+        while len(tree := _tree(ingest)) < 3 and time.monotonic() < deadline and harness.poll() is None:
+            time.sleep(0.5)
+        assert len(tree) >= 3, [p.cmdline()[:3] for p in tree]
+        assert os.getpgid(ingest) != os.getpgid(harness.pid)  # a group of its own: Ctrl-C would not reach it
+        harness.send_signal(signal.SIGINT)  # the harness's group only: the ingest is in a group of its own
+        harness.wait(timeout=STOP_S)
+        _, alive = psutil.wait_procs(tree, timeout=STOP_S)
+        assert not alive, [p.cmdline()[:4] for p in alive]
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+        for process in [*_tree(harness.pid), *tree]:  # what a failed assertion found alive
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from benchmarks.faults.common import FaultContext, Outcome
+from benchmarks.stopping import exit_on_sigterm
 
 # module names under benchmarks/faults, in the order the table shows them
 FAULTS = ["fuzz_pdfs", "kill9", "model_server", "corrupt_parts", "disk_full", "answers_during_ingest"]
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", choices=FAULTS, default=FAULTS)
     parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args(argv)
+    exit_on_sigterm()  # the commands the faults run in groups of their own are stopped at exit (common.py)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="interleaf-faults-") as scratch:
         for name in args.only:

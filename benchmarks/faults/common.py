@@ -3,6 +3,7 @@ of the table, the CLI run in a warehouse of its own, and what "rows lost" counts
 
 from __future__ import annotations
 
+import atexit
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchmarks.prefect_home import cli_env
+from benchmarks.stopping import stop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,8 +88,10 @@ def spawn(
     warehouse: Path, *args: str, env: dict[str, str] | None = None, via: tuple[str, ...] = ("interleaf.cli",)
 ) -> subprocess.Popen[str]:
     """`interleaf ARGS` started in its own process group (a kill of the group takes its workers);
-    `via`: the module run and its arguments before ARGS (a wrapper that calls the CLI)."""
-    return subprocess.Popen(
+    `via`: the module run and its arguments before ARGS (a wrapper that calls the CLI). A group of
+    its own takes no Ctrl-C from the terminal: one still running when this process exits (Ctrl-C,
+    SIGTERM under `make faults`, an error) is stopped then (`_stop_spawned`)."""
+    proc = subprocess.Popen(
         [sys.executable, "-m", *via, *args],
         cwd=REPO,
         env=env or cli_env(warehouse),
@@ -96,6 +100,17 @@ def spawn(
         text=True,
         start_new_session=True,
     )
+    _SPAWNED.append(proc)
+    return proc
+
+
+_SPAWNED: list[subprocess.Popen[str]] = []
+
+
+@atexit.register
+def _stop_spawned() -> None:
+    for proc in _SPAWNED:
+        stop(proc)
 
 
 def contents(warehouse: Path, tables: tuple[str, ...] = tuple(CONTENT_QUERIES)) -> dict[str, Counter[tuple]]:
