@@ -41,6 +41,26 @@ def _tree(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _running_tree(pid: int, parent: subprocess.Popen[str]) -> list[psutil.Process]:
+    """`pid` and its children once its Prefect server and forkserver have started (more than the
+    command alone), or an assertion naming what there was."""
+    deadline = time.monotonic() + START_S
+    tree: list[psutil.Process] = []
+    while len(tree := _tree(pid)) < 3 and time.monotonic() < deadline and parent.poll() is None:
+        time.sleep(0.5)
+    assert len(tree) >= 3, [p.cmdline()[:3] for p in tree]
+    return tree
+
+
+def _kill_left(parent: subprocess.Popen[str], tree: list[psutil.Process]) -> None:
+    """What a failed assertion found alive."""
+    if parent.poll() is None:
+        parent.kill()
+    for process in [*_tree(parent.pid), *tree]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+
+
 @pytest.mark.slow
 def test_a_bench_stopped_by_sigterm_leaves_nothing_it_started_running(tmp_path: Path, corpus: Path) -> None:
     pdf = corpus / "scale" / "irs-manual-400p.pdf"  # long enough to be stopped mid-way
@@ -51,22 +71,14 @@ def test_a_bench_stopped_by_sigterm_leaves_nothing_it_started_running(tmp_path: 
     tree: list[psutil.Process] = []
     try:
         ingest = int(bench.stdout.readline()) if bench.stdout else 0
-        deadline = time.monotonic() + START_S
-        # its Prefect server and forkserver started: the ingest's tree is more than the command
-        while len(tree := _tree(ingest)) < 3 and time.monotonic() < deadline and bench.poll() is None:
-            time.sleep(0.5)
-        assert len(tree) >= 3, [p.cmdline()[:3] for p in tree]
+        tree = _running_tree(ingest, bench)
         bench.send_signal(signal.SIGTERM)
         exit_status = bench.wait(timeout=STOP_S)
         _, alive = psutil.wait_procs(tree, timeout=STOP_S)
         assert not alive, [p.cmdline()[:4] for p in alive]
         assert exit_status == 128 + signal.SIGTERM
     finally:
-        if bench.poll() is None:
-            bench.kill()
-        for process in [*_tree(bench.pid), *tree]:  # what a failed assertion found alive
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
+        _kill_left(bench, tree)
 
 
 # a cleanup (as a bench's, after a first signal) that a second signal reaches half-way through
@@ -125,18 +137,11 @@ def test_a_fault_harness_stopped_by_ctrl_c_stops_the_commands_it_spawned(tmp_pat
     tree: list[psutil.Process] = []
     try:
         ingest = int(harness.stdout.readline()) if harness.stdout else 0
-        deadline = time.monotonic() + START_S
-        while len(tree := _tree(ingest)) < 3 and time.monotonic() < deadline and harness.poll() is None:
-            time.sleep(0.5)
-        assert len(tree) >= 3, [p.cmdline()[:3] for p in tree]
+        tree = _running_tree(ingest, harness)
         assert os.getpgid(ingest) != os.getpgid(harness.pid)  # a group of its own: Ctrl-C would not reach it
         harness.send_signal(signal.SIGINT)  # the harness's group only: the ingest is in a group of its own
         harness.wait(timeout=STOP_S)
         _, alive = psutil.wait_procs(tree, timeout=STOP_S)
         assert not alive, [p.cmdline()[:4] for p in alive]
     finally:
-        if harness.poll() is None:
-            harness.kill()
-        for process in [*_tree(harness.pid), *tree]:  # what a failed assertion found alive
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
+        _kill_left(harness, tree)
