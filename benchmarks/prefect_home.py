@@ -59,7 +59,8 @@ _MADE_HOME_VARIABLE = "INTERLEAF_MADE_PREFECT_HOME"
 def _made_once() -> Path:
     """A home whose server started and stopped once, its database in one file (no write-ahead log).
     Made once per process tree: a process this one started (a pytest-xdist worker) copies from the
-    same home, which the maker removes at its exit (measured here: 18 s of CPU to make one)."""
+    same home, which the maker removes at its exit (making one took 18 s here, its server's start
+    and stop included)."""
     inherited = Path(os.environ.get(_MADE_HOME_VARIABLE) or "/nonexistent")
     if all((inherited / name).is_file() for name in FILES):
         return inherited

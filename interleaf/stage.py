@@ -46,6 +46,36 @@ class Lost:
 # the Ray cluster's (interleaf/executor.py, interleaf/ray_engine.py), which may yield `Lost`.
 PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]
 
+
+def map_isolating_faults(
+    fn: Callable[[T], R], items: list[T], page_map: PageMap, split: Callable[[T], list[T]]
+) -> Iterator[tuple[T, R | Lost]]:
+    """Each item with its result through `page_map` (parse's runs of pages, describe's runs of
+    readings). An item of several parts that was lost (its worker died, hung or hit the memory cap)
+    is run again part by part (`split`), which finds the part at fault: only it is lost. A part lost
+    to a dead worker gets one more try, on its own: a worker's death also takes the parts of the
+    other workers with the pool, so a part that was beside the one at fault twice would otherwise
+    be lost with it (seen under load: a test's page 2 killed its worker twice, and page 1 in the
+    other worker was rejected both times). A part that hung or ran out of memory gets no other try,
+    and items the document's time ran out on ("timeout") are yielded lost as they were."""
+    while items:
+        again: list[T] = []
+        alone: list[T] = []
+        for item, result in zip(items, page_map(fn, items), strict=True):
+            if not isinstance(result, Lost):
+                yield item, result
+            elif result.kind != "timeout" and len(parts := split(item)) > 1:
+                again += parts
+            elif result.kind == "crashed":
+                alone.append(item)
+            else:
+                yield item, result
+        for item in alone:
+            (result,) = page_map(fn, [item])
+            yield item, result
+        items = again
+
+
 SOURCE_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the `interleaf` package
 
 

@@ -34,7 +34,7 @@ from interleaf.describe.reading import (
     read_range,
 )
 from interleaf.kinds import PROSE_KINDS
-from interleaf.stage import ContentCache, Lost, StageInput, StageOutput, source_digest
+from interleaf.stage import ContentCache, Lost, StageInput, StageOutput, map_isolating_faults, source_digest
 from interleaf.text.references import caption_label
 from interleaf.versions import package_versions
 from interleaf.vlm.openai_chat import ModelServerError
@@ -149,38 +149,22 @@ def read_by_range(
     pages_per_range: int,
 ) -> dict[str, Reading]:
     """Each target's reading (its crop is stored), its pages' runs spread over the stage's page map
-    (describe/reading.py). A range that did not end (its worker died, hung or hit the memory cap) is
-    read again one quote at a time, which finds the quote at fault: only its reading is lost, the
-    others stand. A quote lost to a dead worker gets one more try on its own, as parse's pages do
-    (parse/chunks.py says why). Quotes the document's time ran out on are lost as they were."""
-    jobs = [job(pages, quotes) for pages, quotes in page_ranges(targets, pages_per_range)]
+    (describe/reading.py). A range that did not end is read again one quote at a time, which finds
+    the quote at fault: only its reading is lost, the others stand (`map_isolating_faults`)."""
+    ranges = [job(pages, quotes) for pages, quotes in page_ranges(targets, pages_per_range)]
     readings: dict[str, Reading] = {}
 
-    def lost(range_job: ReadJob, result: Lost) -> None:
-        first, last = range_job.pages[0] + 1, range_job.pages[-1] + 1
-        pages = f"page {first}" if first == last else f"pages {first}-{last}"
-        reason = f"the reading of {pages} did not end: {result.reason}"
-        readings.update({q["quote_id"]: lost_reading(q["png_sha256"], reason) for q in range_job.quotes})
+    def singles(range_job: ReadJob) -> list[ReadJob]:
+        return [job((q["page_idx"],), [q]) for q in range_job.quotes]
 
-    while jobs:
-        again: list[ReadJob] = []
-        alone: list[ReadJob] = []
-        for range_job, result in zip(jobs, given.page_map(read_range, jobs), strict=True):
-            if not isinstance(result, Lost):
-                readings |= result
-            elif result.kind != "timeout" and len(range_job.quotes) > 1:
-                again += [job((q["page_idx"],), [q]) for q in range_job.quotes]
-            elif result.kind == "crashed":
-                alone.append(range_job)
-            else:
-                lost(range_job, result)
-        for single in alone:
-            (result,) = given.page_map(read_range, [single])
-            if isinstance(result, Lost):
-                lost(single, result)
-            else:
-                readings |= result
-        jobs = again
+    for range_job, result in map_isolating_faults(read_range, ranges, given.page_map, singles):
+        if isinstance(result, Lost):
+            first, last = range_job.pages[0] + 1, range_job.pages[-1] + 1
+            pages = f"page {first}" if first == last else f"pages {first}-{last}"
+            reason = f"the reading of {pages} did not end: {result.reason}"
+            readings |= {q["quote_id"]: lost_reading(q["png_sha256"], reason) for q in range_job.quotes}
+        else:
+            readings |= result
     return readings
 
 

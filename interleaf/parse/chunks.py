@@ -14,7 +14,7 @@ from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, Parse
 from interleaf.pdf.document import empty_pdf_store, mupdf_errors, mupdf_exceptions, open_pdf
 from interleaf.pdf.inflation import content_past_limit
 from interleaf.pdf.mupdf import pymupdf
-from interleaf.stage import Lost, PageMap
+from interleaf.stage import Lost, PageMap, map_isolating_faults
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).
 # It must be a module-level function: jobs are pickled to worker processes.
@@ -125,42 +125,18 @@ def _single_pages(job: ChunkJob) -> list[ChunkJob]:
 
 
 def run_jobs(jobs: list[ChunkJob], page_map: PageMap) -> ParsedPages:
-    """Every job through `page_map`. A chunk that was lost (its worker died, hung or hit the memory
-    cap) is run again one page at a time, which finds the page at fault: it is rejected, the other
-    pages are kept. A page lost to a dead worker gets one more try, on its own: a worker's death
-    also takes the pages of the other workers with the pool, so a page that was beside the one at
-    fault twice would otherwise be rejected with it (seen under load: a test's page 2 killed its
-    worker twice, and page 1 in the other worker was rejected both times). A page that hung or ran
-    out of memory gets no other try. Pages the document's time ran out on are rejected as runs of
-    pages."""
+    """Every job through `page_map`. A chunk that was lost is run again one page at a time, which
+    finds the page at fault: it is rejected, the other pages are kept (`map_isolating_faults` says
+    how). Pages the document's time ran out on are rejected as runs of pages."""
     out = ParsedPages()
     timed_out: dict[str, list[int]] = {}
-
-    def lost(job: ChunkJob, result: Lost) -> None:
-        if result.kind == "timeout":
+    for job, result in map_isolating_faults(run_chunk, jobs, page_map, _single_pages):
+        if not isinstance(result, Lost):
+            out.add(result)
+        elif result.kind == "timeout":
             timed_out.setdefault(result.reason, []).extend(job.pages)
         else:
             out.page_rejects.append((job.pages[0], result.reason))
-
-    while jobs:
-        again: list[ChunkJob] = []
-        alone: list[ChunkJob] = []
-        for job, result in zip(jobs, page_map(run_chunk, jobs), strict=True):
-            if not isinstance(result, Lost):
-                out.add(result)
-            elif result.kind != "timeout" and len(job.pages) > 1:
-                again += _single_pages(job)
-            elif result.kind == "crashed":
-                alone.append(job)
-            else:
-                lost(job, result)
-        for job in alone:
-            (result,) = page_map(run_chunk, [job])
-            if isinstance(result, Lost):
-                lost(job, result)
-            else:
-                out.add(result)
-        jobs = again
     for reason, pages in timed_out.items():
         out.range_rejects += _not_parsed(reason, pages)
     return out.in_order()
