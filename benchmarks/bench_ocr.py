@@ -32,12 +32,15 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.stopping import exit_on_sigterm  # noqa: E402
+
+if TYPE_CHECKING:
+    from interleaf.pdf.ocr.config import LinesChecked
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -48,7 +51,7 @@ class Setting:
     det_max_side: int | None  # RapidOcrConfig.det_max_side
     rec_batch: int  # lines recognised per batch
     dpi: int  # crops rendered at
-    textline_orientation: str = "vertical"  # RapidOcrConfig.textline_orientation
+    textline_orientation: LinesChecked = "vertical"
 
 
 SETTINGS = (

@@ -105,11 +105,12 @@ def test_a_range_lost_in_its_worker_loses_only_the_quote_at_fault_which_the_reru
         (q for q in tables["quotes"].to_pylist() if q["kind"] in CROPPED_KINDS and q["img_path"]),
         key=lambda q: (q["page_idx"], q["quote_id"]),
     )
-    first_range = [q for q in images if q["page_idx"] in sorted({q["page_idx"] for q in images})[:8]]
+    per_range = DescribeConfig().pages_per_range
+    first_range = [q for q in images if q["page_idx"] in sorted({q["page_idx"] for q in images})[:per_range]]
     assert len(first_range) >= 3, "the culprit needs bystanders in its range"
     culprit = first_range[1]
-    reference, _ = describe(parsed, 8, DictCache())
-    stage, cache = DescribeStage(DescribeConfig(pages_per_range=8)), DictCache()
+    reference, _ = describe(parsed, per_range, DictCache())
+    stage, cache = DescribeStage(DescribeConfig(pages_per_range=per_range)), DictCache()
     unit = tables["documents"].column("doc_id")[0].as_py()
     out = stage.run(StageInput(unit, tables, root, cache=cache, page_map=crashing_on(culprit["quote_id"])))
     rows = {r["quote_id"]: r for r in out.tables["quote_texts"].to_pylist()}
@@ -125,6 +126,6 @@ def test_a_range_lost_in_its_worker_loses_only_the_quote_at_fault_which_the_reru
         r for r in reference if r["quote_id"] != culprit["quote_id"]
     ]
     # a lost reading is not cached: the rerun reads that quote only, and ends as the reference
-    rerun, counts = describe(parsed, 8, cache)
+    rerun, counts = describe(parsed, per_range, cache)
     assert counts["read"] == 1
     assert rerun == reference

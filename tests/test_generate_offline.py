@@ -180,3 +180,23 @@ def test_an_image_two_parts_are_read_from_is_placed_once(context: tuple[ContextQ
         (s.text, [c.reason for c in s.citations]) for s in checked.sentences
     ]
     assert {"41.4", "53.7"} <= set(numbers_in(answer)), answer
+
+
+def test_a_sentence_naming_an_image_already_placed_keeps_its_citation_and_places_it_no_more(
+    context: tuple[ContextQuote, ...],
+) -> None:
+    # part 1 is read from Table 2's rows, which places it; part 2 from the paragraph saying "Table 2
+    # shows that …", a sentence that would place Table 2 after itself
+    question = (
+        "Which textual entailment model scores the highest F1 in Table 2, "
+        "and which model performs the best for image entailment?"
+    )
+    answer = _ask(context, question)
+    table = _quote_with(context, "Qwen3-8B (2025)")
+    paragraph = _quote_with(context, "Table 2 shows that")
+    placed = re.findall(r"\]\(image(\d+)\)", answer)
+    assert placed == [str(table.number)], answer
+    (naming,) = [s for s in split_sentences(answer) if s.startswith("Table 2 shows that")]
+    assert f"[{paragraph.number}]" in naming and "](image" not in naming, answer
+    checked = check_answer(answer, context)
+    assert checked.invalid == 0 and all(s.supported is True for s in checked.sentences if s.citations), answer

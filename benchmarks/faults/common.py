@@ -100,6 +100,7 @@ def spawn(
         text=True,
         start_new_session=True,
     )
+    _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # the ended ones need no stop
     _SPAWNED.append(proc)
     return proc
 
