@@ -140,7 +140,11 @@ def share_server() -> None:
         text=True,
         start_new_session=True,
     )
-    api_url = proc.stdout.readline().strip() if proc.stdout else ""
+    try:
+        api_url = proc.stdout.readline().strip() if proc.stdout else ""
+    except BaseException:  # Ctrl-C while it starts: in a session of its own, the terminal's does not reach it
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     if not api_url.startswith("http"):
         os.killpg(proc.pid, signal.SIGKILL)
         raise RuntimeError(f"the shared Prefect server did not start (exit {proc.wait()})")

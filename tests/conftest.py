@@ -4,6 +4,7 @@ per session through the real CLI."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import faulthandler
 import json
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pytest
 
 from benchmarks.prefect_home import cli_env, share_server
+from benchmarks.stopping import stop
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
@@ -106,29 +108,46 @@ class IngestedWarehouse:
 
 # Under pytest-xdist, the folder the controller ingests docs/ and bad/ into, for the workers
 _CORPUS_INGEST = "INTERLEAF_TEST_CORPUS_INGEST"
+_CORPUS_INGEST_TIMEOUT_S = 1200  # as run_cli's: ~130 s here
 
 
-def _start_corpus_ingest() -> None:
+def _start_corpus_ingest() -> subprocess.Popen[str]:
     """The session's ingest of docs/ + bad/ (its longest setup, ~130 s here), started by the
     pytest-xdist controller in the background at the session's start, while the workers run the
-    tests that do not need it; its outcome lands in `first.json` (written whole, then renamed)."""
+    tests that do not need it; its outcome lands in `first.json` (written whole, then renamed).
+    A session that ends first (a selection of tests, a signal to pytest alone) stops it as Ctrl-C
+    would: else it ran on into the folder the session removes."""
     folder = Path(tempfile.mkdtemp(prefix="interleaf-test-corpus-"))
     atexit.register(shutil.rmtree, folder, True)
     os.environ[_CORPUS_INGEST] = str(folder)  # the workers, started after this, inherit it
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interleaf.cli", "ingest", str(CORPUS / "docs"), str(CORPUS / "bad")],
+        cwd=REPO,
+        env=cli_env(folder / "warehouse"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    atexit.register(stop, proc)  # before the folder's removal (atexit runs last in, first out)
 
-    def ingest() -> None:
-        outcome = {"error": "the ingest's thread ended without an outcome (its traceback is on stderr)"}
+    def outcome() -> None:
+        written: dict[str, object] = {"error": "the ingest's thread ended with no outcome (its traceback is on stderr)"}
         try:
-            outcome = dataclasses.asdict(
-                run_cli(folder / "warehouse", "ingest", str(CORPUS / "docs"), str(CORPUS / "bad"))
-            )
-        except (AssertionError, subprocess.TimeoutExpired, OSError) as exc:  # run_cli's: exit != 0, past its time
-            outcome = {"error": str(exc)}
+            out, err = proc.communicate(timeout=_CORPUS_INGEST_TIMEOUT_S)
+            written = dataclasses.asdict(CliResult(proc.returncode, out, err, time.perf_counter() - started))
+            if proc.returncode != 0:
+                written = {"error": f"interleaf ingest exited {proc.returncode}:\n{out}\n{err}"}
+        except subprocess.TimeoutExpired:
+            stop(proc)
+            written = {"error": f"interleaf ingest ran past {_CORPUS_INGEST_TIMEOUT_S} s"}
         finally:
-            (folder / "first.json.tmp").write_text(json.dumps(outcome))
-            (folder / "first.json.tmp").rename(folder / "first.json")
+            with contextlib.suppress(FileNotFoundError):  # the session ended first and removed the folder
+                (folder / "first.json.tmp").write_text(json.dumps(written))
+                (folder / "first.json.tmp").rename(folder / "first.json")
 
-    threading.Thread(target=ingest, name="corpus-ingest", daemon=True).start()
+    threading.Thread(target=outcome, name="corpus-ingest", daemon=True).start()
+    return proc
 
 
 @pytest.fixture(scope="session")

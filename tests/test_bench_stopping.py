@@ -1,6 +1,7 @@
 """A benchmark stopped by SIGTERM stops the `interleaf` command it runs, and that command's page
 workers and Prefect server (`benchmarks/stopping.py`): SIGTERM's default had left bench_scale's
-ingest running."""
+ingest running. So do `make faults` stopped by Ctrl-C, and a test session's start stopped while its
+shared Prefect server comes up or ended while its background ingest runs."""
 
 from __future__ import annotations
 
@@ -145,3 +146,67 @@ def test_a_fault_harness_stopped_by_ctrl_c_stops_the_commands_it_spawned(tmp_pat
         assert not alive, [p.cmdline()[:4] for p in alive]
     finally:
         _kill_left(harness, tree)
+
+
+# a test session's start (tests/conftest.py), interrupted while the shared Prefect server it starts,
+# in a session of its own, is still coming up
+SHARING = """
+import signal
+from benchmarks.prefect_home import share_server
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C's handler, as in a terminal (see CLEANUP)
+share_server()
+"""
+
+
+def test_ctrl_c_while_the_shared_prefect_server_starts_takes_the_server_too() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "INTERLEAF_SHARED_PREFECT_API_URL"}  # not this session's
+    starting = subprocess.Popen([sys.executable, "-c", SHARING], cwd=REPO, env=env)
+    tree: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + START_S
+        while len(tree := _tree(starting.pid)) < 2 and time.monotonic() < deadline and starting.poll() is None:
+            time.sleep(0.1)
+        assert len(tree) >= 2, "the server did not start"
+        assert os.getpgid(tree[1].pid) != os.getpgid(starting.pid)  # a group of its own: Ctrl-C would not reach it
+        starting.send_signal(signal.SIGINT)  # the server needs seconds more to come up (9 s here)
+        assert starting.wait(timeout=STOP_S) != 0
+        # gone with it, not once it has come up and found no one listening
+        _, alive = psutil.wait_procs(tree, timeout=3)
+        assert not alive, [p.cmdline()[:4] for p in alive]
+    finally:
+        _kill_left(starting, tree)
+
+
+# the pytest-xdist controller's start of its background ingest of docs/ + bad/ (tests/conftest.py),
+# and a session that ends while it runs: a selection of a few tests, or pytest stopped by a signal
+SESSION = """
+import sys
+from tests.conftest import _start_corpus_ingest
+_start_corpus_ingest()
+print("started", flush=True)
+sys.stdin.read()  # until the test has seen the ingest run
+"""
+
+
+def test_a_test_session_that_ends_first_stops_its_background_corpus_ingest(corpus: Path) -> None:
+    session = subprocess.Popen(
+        [sys.executable, "-c", SESSION], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    tree: list[psutil.Process] = []
+    try:
+        assert session.stdout and session.stdout.readline() == "started\n"
+        # its page workers at work (the ingest, its Prefect server, forkserver and 2 workers): the
+        # first document's parse prints nothing for a while, so the ingest does not end by writing
+        # to the pipe of the session gone (how an ingest left running ended, at its next line)
+        deadline = time.monotonic() + START_S
+        while len(tree := _tree(session.pid)[1:]) < 5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert any("interleaf.cli" in p.cmdline() for p in tree), [p.cmdline()[:3] for p in tree]
+        time.sleep(3)  # past the line it prints as its flow starts
+        if session.stdin:
+            session.stdin.close()  # the session ends, its ingest of ~130 s just begun
+        assert session.wait(timeout=STOP_S) == 0
+        _, alive = psutil.wait_procs(tree, timeout=STOP_S)
+        assert not alive, [p.cmdline()[:4] for p in alive]
+    finally:
+        _kill_left(session, tree)
