@@ -32,15 +32,12 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.stopping import exit_on_sigterm  # noqa: E402
-
-if TYPE_CHECKING:
-    from interleaf.pdf.ocr.config import LinesChecked
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -51,7 +48,7 @@ class Setting:
     det_max_side: int | None  # RapidOcrConfig.det_max_side
     rec_batch: int  # lines recognised per batch
     dpi: int  # crops rendered at
-    textline_orientation: LinesChecked = "vertical"
+    textline_orientation: str = "vertical"  # RapidOcrConfig.textline_orientation
 
 
 SETTINGS = (

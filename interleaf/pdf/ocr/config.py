@@ -8,8 +8,6 @@ from pydantic import Field
 
 from interleaf.strict import Strict
 
-LinesChecked = Literal["vertical", "all", "off"]  # RapidOcrConfig.textline_orientation
-
 
 class RapidOcrConfig(Strict):
     # ONNX Runtime threads of each RapidOCR read, in each page worker (describe's readings run there).
@@ -34,7 +32,7 @@ class RapidOcrConfig(Strict):
     # fragments ("O--1n", "T") where unchecked lines read "ENROLLMENT", "EIN:nn-nnnnnnn". "off":
     # none. benchmarks/bench_ocr.py (README "Scaling out") gives all three. Parse's OCR of whole
     # pages checks every line: a page may be scanned upside down (interleaf/parse/layout/parser.py).
-    textline_orientation: LinesChecked = "vertical"
+    textline_orientation: Literal["vertical", "all", "off"] = "vertical"
 
 
 class PaddleOcrConfig(Strict):
