@@ -181,7 +181,9 @@ def test_ctrl_c_while_the_shared_prefect_server_starts_takes_the_server_too() ->
 # and a session that ends while it runs: a selection of a few tests, or pytest stopped by a signal
 SESSION = """
 import sys
+from benchmarks.prefect_home import adopt_shared_server
 from tests.conftest import _start_corpus_ingest
+adopt_shared_server()  # this session's server, as the controller's ingest uses its own session's
 _start_corpus_ingest()
 print("started", flush=True)
 sys.stdin.read()  # until the test has seen the ingest run
@@ -195,18 +197,17 @@ def test_a_test_session_that_ends_first_stops_its_background_corpus_ingest(corpu
     tree: list[psutil.Process] = []
     try:
         assert session.stdout and session.stdout.readline() == "started\n"
-        # its page workers at work (the ingest, its Prefect server, forkserver and 2 workers): the
-        # first document's parse prints nothing for a while, so the ingest does not end by writing
-        # to the pipe of the session gone (how an ingest left running ended, at its next line)
+        # its page workers at work (the ingest, its forkserver and resource tracker, 2 workers)
         deadline = time.monotonic() + START_S
         while len(tree := _tree(session.pid)[1:]) < 5 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert any("interleaf.cli" in p.cmdline() for p in tree), [p.cmdline()[:3] for p in tree]
-        time.sleep(3)  # past the line it prints as its flow starts
+        time.sleep(3)  # past the line it prints as its flow starts: the next is seconds away
         if session.stdin:
             session.stdin.close()  # the session ends, its ingest of ~130 s just begun
         assert session.wait(timeout=STOP_S) == 0
-        _, alive = psutil.wait_procs(tree, timeout=STOP_S)
+        # stopped before the session ended, not left to end at its next line into the closed pipe
+        _, alive = psutil.wait_procs(tree, timeout=5)
         assert not alive, [p.cmdline()[:4] for p in alive]
     finally:
         _kill_left(session, tree)
