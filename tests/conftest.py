@@ -135,8 +135,9 @@ def _start_corpus_ingest() -> subprocess.Popen[str]:
         written: dict[str, object] = {"error": "the ingest's thread ended with no outcome (its traceback is on stderr)"}
         try:
             out, err = proc.communicate(timeout=_CORPUS_INGEST_TIMEOUT_S)
-            written = dataclasses.asdict(CliResult(proc.returncode, out, err, time.perf_counter() - started))
-            if proc.returncode != 0:
+            if proc.returncode == 0:
+                written = dataclasses.asdict(CliResult(0, out, err, time.perf_counter() - started))
+            else:
                 written = {"error": f"interleaf ingest exited {proc.returncode}:\n{out}\n{err}"}
         except subprocess.TimeoutExpired:
             stop(proc)
