@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 # the hash of the block types registered, then the database: copied last, its presence says a home is seeded
@@ -55,6 +56,17 @@ _SHARED_URL_VARIABLE = "INTERLEAF_SHARED_PREFECT_API_URL"
 _MADE_HOME_VARIABLE = "INTERLEAF_MADE_PREFECT_HOME"
 
 
+@contextlib.contextmanager
+def _group_killed_on_error(proc: subprocess.Popen[str] | subprocess.Popen[bytes]) -> Iterator[None]:
+    """A server started in a session of its own is out of reach of the terminal's Ctrl-C: past a
+    timeout, at Ctrl-C or at any error while it is waited for, its whole group is killed here."""
+    try:
+        yield
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+
+
 @functools.cache
 def _made_once() -> Path:
     """A home whose server started and stopped once, its database in one file (no write-ahead log).
@@ -73,19 +85,18 @@ def _made_once() -> Path:
         "PREFECT_LOGGING_LEVEL": "WARNING",
     }
     env.pop("PREFECT_API_URL", None)
-    # in a session of its own: past the timeout or at Ctrl-C, the server it started goes with it
-    with subprocess.Popen(
-        [sys.executable, "-c", _START_AND_STOP],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    ) as proc:
-        try:
-            out, err = proc.communicate(timeout=600)
-        except BaseException:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
+    # in a session of its own (see _group_killed_on_error)
+    with (
+        subprocess.Popen(
+            [sys.executable, "-c", _START_AND_STOP],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        ) as proc,
+        _group_killed_on_error(proc),
+    ):
+        out, err = proc.communicate(timeout=600)
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
     with sqlite3.connect(home / "prefect.db") as db:
@@ -140,11 +151,8 @@ def share_server() -> None:
         text=True,
         start_new_session=True,
     )
-    try:
+    with _group_killed_on_error(proc):
         api_url = proc.stdout.readline().strip() if proc.stdout else ""
-    except BaseException:  # Ctrl-C while it starts: in a session of its own, the terminal's does not reach it
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
     if not api_url.startswith("http"):
         os.killpg(proc.pid, signal.SIGKILL)
         raise RuntimeError(f"the shared Prefect server did not start (exit {proc.wait()})")

@@ -42,7 +42,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files holding a slow test first (`make test` hands out whole files with
-    --no-loadscope-reorder): a long test started last leaves the other worker idle meanwhile."""
+    --no-loadscope-reorder): a long test started last leaves the other workers idle meanwhile."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)
 
