@@ -59,9 +59,9 @@ e2e-steps:
 	$(IL) eval --qa $(CORPUS)/qa_dev.jsonl
 
 # Three pytest-xdist workers on 2 cores, each test file in one of them (its module fixtures ingest
-# once): the tests wait on commands, servers and page workers, so with two the cores were 81% busy;
-# with three the suite took 902-987 s here against 1,235 (README "Scaling out"). TEST_WORKERS=0:
-# one process.
+# once): the tests wait on commands, servers and page workers, and a third worker runs meanwhile
+# (3-6% less wall time per CPU-second than two here; README "Scaling out"). TEST_WORKERS=0: one
+# process.
 TEST_WORKERS ?= 3
 test: install-dev ## run the test suite (reads the corpus from ../shared/corpus)
 	$(PYTHON) -m pytest -q -rs --durations=15 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder,)
