@@ -38,16 +38,28 @@ _START_AND_STOP = (
     "server.start(timeout=300)\n"
     "server.stop()\n"
 )
+# Its stdin is a pipe from the session that started it, closed when that session ends, however it
+# ends: a server still coming up then kills its own group at once. Killing the group from the
+# session cannot cover every moment: a Ctrl-C that lands in Popen itself, between the fork and the
+# return, leaves no Popen to take the pid from (seen once in a test run).
 _SERVE = (
-    "import os, sys\n"
+    "import os, signal, sys, threading\n"
+    "up, closed = threading.Event(), threading.Event()\n"
+    "def watch():\n"
+    "    sys.stdin.read()\n"
+    "    closed.set()\n"
+    "    if not up.is_set():\n"
+    "        os.killpg(0, signal.SIGKILL)\n"
+    "threading.Thread(target=watch, daemon=True).start()\n"
     "from prefect.server.api.server import SubprocessASGIServer\n"
     "address = os.fdopen(os.dup(1), 'w')  # not inherited: the server's own output goes nowhere\n"
     "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)\n"
     "server = SubprocessASGIServer()\n"
     "server.start(timeout=300)\n"
+    "up.set()\n"
     "address.write(server.api_url + '\\n')\n"
     "address.close()\n"
-    "sys.stdin.read()  # until the session that started it closes the pipe or ends\n"
+    "closed.wait()\n"
     "server.stop()\n"
 )
 _LOCK = threading.Lock()  # two commands of one test may be started at once in the same home

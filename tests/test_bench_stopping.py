@@ -158,7 +158,10 @@ share_server()
 """
 
 
-def test_ctrl_c_while_the_shared_prefect_server_starts_takes_the_server_too() -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_a_session_stopped_while_its_shared_prefect_server_starts_takes_the_server_too(sig: signal.Signals) -> None:
+    """Ctrl-C: the session kills the server's group; kill -9 (or a Ctrl-C inside Popen, before it
+    returns the pid): the server sees its stdin close and kills its own group."""
     env = {k: v for k, v in os.environ.items() if k != "INTERLEAF_SHARED_PREFECT_API_URL"}  # not this session's
     starting = subprocess.Popen([sys.executable, "-c", SHARING], cwd=REPO, env=env)
     tree: list[psutil.Process] = []
@@ -168,7 +171,7 @@ def test_ctrl_c_while_the_shared_prefect_server_starts_takes_the_server_too() ->
             time.sleep(0.1)
         assert len(tree) >= 2, "the server did not start"
         assert os.getpgid(tree[1].pid) != os.getpgid(starting.pid)  # a group of its own: Ctrl-C would not reach it
-        starting.send_signal(signal.SIGINT)  # the server needs seconds more to come up (9 s here)
+        starting.send_signal(sig)  # the server needs seconds more to come up (9 s here)
         assert starting.wait(timeout=STOP_S) != 0
         # gone with it, not once it has come up and found no one listening
         _, alive = psutil.wait_procs(tree, timeout=3)
