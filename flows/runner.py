@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from interleaf import interrupt, progress
 from interleaf.config import Settings
@@ -96,7 +97,7 @@ class IngestReport:
                 f"  left the views: {Path(gone.path).name} ({gone.reason}; its parts stay until `interleaf gc`)"
             )
         for warning in self.warnings:
-            console.print(f"[yellow]warning:[/yellow] {warning}")
+            console.print(Text.assemble(("warning:", "yellow"), " ", warning))
         paths = {d: p for p, d in self.files.items()}
         rejected = [r for r in self.of("parse") if r.status == "rejected"]
         if rejected or self.failed:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from interleaf.cli_app import app, console, fail, out, print_skipped, state
-from interleaf.cli_output import eval_report, recall_table, stored_metric_rows
+from interleaf.cli_output import eval_report, recall_table, stored_metric_rows, styled_line
 from interleaf.errors import InterleafError
 from interleaf.questions.stage import read_question_file
 
@@ -54,7 +54,7 @@ def eval_(
 
             done = run_mmdocrag(state.warehouse, state.settings, mmdocrag, images, input_mode)
             for reject in done.rejects:
-                console.print(f"[yellow]rejected:[/yellow] {reject}")
+                console.print(styled_line("rejected:", "yellow", str(reject)))
             rows, run_id = done.rows, done.run_id
             results: list[dict[str, Any]] = []
             names = {done.qset_id: Path(mmdocrag).name}

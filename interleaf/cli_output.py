@@ -34,17 +34,25 @@ class LogConsole(Console):
 
 def make_console(stderr: bool = False) -> Console:
     """Rich's console for stdout (stderr); a LogConsole unless it writes to a terminal. COLUMNS,
-    when set, still sets the width."""
+    when set, still sets the width. Strings are printed as they are: what the CLI prints is data (file
+    names, reject reasons, quote texts, SQL rows), and rich's markup and emoji codes would rewrite it
+    ("scan [draft].pdf" as "scan .pdf", ":-1:" as an emoji). Styles come as `Text` spans."""
     stream = sys.stderr if stderr else sys.stdout
+    literal: dict[str, Any] = {"stderr": stderr, "markup": False, "emoji": False}
     if stream.isatty():
-        return Console(stderr=stderr)
+        return Console(**literal)
     columns = os.environ.get("COLUMNS", "")
-    return LogConsole(stderr=stderr, width=int(columns) if columns.isdigit() else LOG_WIDTH)
+    return LogConsole(**literal, width=int(columns) if columns.isdigit() else LOG_WIDTH)
+
+
+def styled_line(label: str, style: str, message: str) -> Text:
+    """`label message`, the label in `style`, the message taken literally."""
+    return Text.assemble((label, style), " ", message)
 
 
 def error_line(exc: BaseException) -> Text:
-    """`error: <message>` as one line, the message taken literally (no rich markup in it)."""
-    return Text.assemble(("error:", "red"), " ", " ".join(str(exc).split()))
+    """`error: <message>` as one line."""
+    return styled_line("error:", "red", " ".join(str(exc).split()))
 
 
 def answers_table(run: Any, scope: str) -> Table:

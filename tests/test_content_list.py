@@ -103,8 +103,9 @@ def test_bbox_lands_on_the_real_text(parsed: ParsedDocument, mavis_pdf: bytes) -
 
 def test_titles(parsed: ParsedDocument) -> None:
     assert quote_with(parsed, "title", "Introduction").text == "1 Introduction"
-    # The PDF's metadata has no usable title, so the level-1 title of the first page is used.
-    assert parsed.title == "MAVIS: A Benchmark for Multimodal Source Attribution"
+    # The PDF's metadata has no usable title; the level-1 title of the first page is the page's title.
+    assert parsed.title is None
+    assert parsed.page_title == "MAVIS: A Benchmark for Multimodal Source Attribution"
 
 
 def test_captions_footnotes_and_html(parsed: ParsedDocument) -> None:
@@ -166,7 +167,7 @@ def test_without_pdf_boxes_stay_in_the_content_list_scale(items: list[dict], cap
     assert figure.bbox == tuple(float(v) for v in next(it["bbox"] for it in items if it["type"] == "image"))
     assert figure.png == (FIXTURE / "images" / "fig1.png").read_bytes()
     assert quote_with(doc, "table").png is None  # no file and nothing to crop from
-    assert doc.title == "MAVIS: A Benchmark for Multimodal Source Attribution"
+    assert doc.page_title == "MAVIS: A Benchmark for Multimodal Source Attribution"
 
 
 def test_img_path_may_not_leave_the_folder(tmp_path: Path) -> None:

@@ -204,6 +204,17 @@ def test_sql_refuses_writes_and_prints_json(corpus_warehouse: IngestedWarehouse)
     assert rows == [{"n": 26}]
 
 
+def test_sql_prints_what_is_stored_as_it_is(corpus_warehouse: IngestedWarehouse) -> None:
+    """DPR's first page says "arXiv:2004.04906v3 [cs.CL]": rich's console markup read "[cs.CL]" as a
+    style and dropped it from the table, and turned ":-1:" into an emoji."""
+    query = (
+        r"select regexp_extract(text, 'arXiv:\S+ \[[^\]]+\]') as id, ':-1: [bold]x[/bold]' as codes from quotes "
+        "where text like '%arXiv:2004.04906v3%'"
+    )
+    shown = run_cli(corpus_warehouse.root, "sql", query).stdout
+    assert "arXiv:2004.04906v3 [cs.CL]" in shown and ":-1: [bold]x[/bold]" in shown, shown
+
+
 @pytest.mark.parametrize("table", ["documents", "pages", "quotes", "rejects", "runs"])
 def test_every_table_is_a_view(corpus_warehouse: IngestedWarehouse, table: str) -> None:
     rows = sql_rows(corpus_warehouse.root, f"select count(*) n from {table}")

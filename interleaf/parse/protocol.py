@@ -40,13 +40,15 @@ class ParsedQuote:
 @dataclass
 class ParsedDocument:
     page_count: int
-    title: str | None
+    title: str | None  # the file's metadata title, when it is one (pdf/document.py metadata_title)
     pages: list[ParsedPage]
     quotes: list[ParsedQuote]  # in reading order within each page, pages in order
     page_rejects: list[tuple[int, str]] = field(default_factory=list)
     # pages not parsed, with a reason that names them ("timeout after 5 s: pages 9–40 not parsed")
     range_rejects: list[str] = field(default_factory=list)
     outline: tuple[OutlineEntry, ...] | None = None  # None: the parser did not read it (parse does)
+    # the title the parser found on the first page; which one names the document: structure/title.py
+    page_title: str | None = None
 
 
 @dataclass

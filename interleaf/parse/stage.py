@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from interleaf.structure import PARSE_MODULES
 from interleaf.structure.furniture import running_furniture
 from interleaf.structure.outline import OutlineEntry, read_outline
 from interleaf.structure.sections import build_sections
+from interleaf.structure.title import document_title
 from interleaf.versions import package_versions
 from warehouse import schemas
 
@@ -68,7 +69,9 @@ def image_relpath(fingerprint: str, doc_id: str, qid: str) -> str:
     return f"images/{fingerprint}/{doc_id[:16]}/{qid}.png"
 
 
-def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerprint: str) -> ParseOutput:
+def to_tables(
+    doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerprint: str, outline: Sequence[OutlineEntry] = ()
+) -> ParseOutput:
     quotes, files = [], {}
     per_page: dict[int, int] = {}
     for q in parsed.quotes:
@@ -118,7 +121,7 @@ def to_tables(doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerpr
             "path": doc.path,
             "pages": parsed.page_count,
             "bytes": len(doc.data),
-            "title": parsed.title,
+            "title": document_title(parsed.title, outline, parsed.page_title),
         }
     ]
     rejects: list[tuple[str | None, str]] = [
@@ -165,7 +168,7 @@ def parse_document(
     except Exception as exc:
         raise StageError(STAGE, f"{doc.name} ({doc.doc_id[:16]})", exc) from exc
     outline = list(parsed.outline) if parsed.outline is not None else read_outline(doc.data)
-    return with_structure(to_tables(doc, parsed, parser.name, fingerprint), doc.doc_id, outline)
+    return with_structure(to_tables(doc, parsed, parser.name, fingerprint, outline), doc.doc_id, outline)
 
 
 def with_structure(out: ParseOutput, doc_id: str, outline: list[OutlineEntry]) -> ParseOutput:

@@ -6,7 +6,7 @@ texts, retrieve resolves a question's references. Each stage's fingerprint hashe
 """
 
 _OF = "interleaf.structure."
-PARSE_MODULES = tuple(_OF + m for m in ("outline", "headings", "sections", "furniture"))
+PARSE_MODULES = tuple(_OF + m for m in ("outline", "headings", "sections", "furniture", "title"))
 # references.label_line feeds the loaded corpus retrieve searches, not the stored index: retrieve hashes it
 INDEX_MODULES = tuple(_OF + m for m in ("headings", "sections", "outline", "tables", "context"))
 RETRIEVE_MODULES = tuple(_OF + m for m in ("headings", "references", "scopes"))

@@ -91,9 +91,7 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
     return PageResult(parsed, quotes)
 
 
-def _title(doc_title: str | None, quotes: list[ParsedQuote]) -> str | None:
-    if doc_title:
-        return doc_title
+def _page_title(quotes: list[ParsedQuote]) -> str | None:
     for q in quotes:
         if q.page_idx > 0:
             break
@@ -122,10 +120,11 @@ class LayoutParser:
         )
         return ParsedDocument(
             page_count=facts.page_count,
-            title=_title(facts.title, done.quotes),
+            title=facts.title,
             pages=done.pages,
             quotes=done.quotes,
             page_rejects=done.page_rejects,
             range_rejects=done.range_rejects,
             outline=facts.outline,
+            page_title=_page_title(done.quotes),
         )

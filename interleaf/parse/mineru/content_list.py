@@ -288,7 +288,8 @@ def _build(
         quotes.append(mapped_quote(item.page_idx, m, bbox, png))
     return ParsedDocument(
         page_count=page_count,
-        title=title or _content_title(items, mapped),
+        title=title,
         pages=pages,
         quotes=quotes,
+        page_title=_content_title(items, mapped),
     )

@@ -240,12 +240,13 @@ class MineruParser:
         rejects = [(i, "MinerU returned no result for this page") for i in range(page_count) if i not in by_page]
         return ParsedDocument(
             page_count=page_count,
-            title=title or doc_title(list(by_page.get(0, ()))),
+            title=title,
             pages=done.pages,
             quotes=done.quotes,
             page_rejects=sorted(rejects + done.page_rejects),
             range_rejects=done.range_rejects,
             outline=facts.outline,
+            page_title=doc_title(list(by_page.get(0, ()))),
         )
 
     def _run_mineru(self, pdf: bytes, name: str) -> Any:
