@@ -25,10 +25,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+from benchmarks.scratch import scratch_folder
 
 # the hash of the block types registered, then the database: copied last, its presence says a home is seeded
 FILES = ("memo_store.toml", "prefect.db")
@@ -88,8 +89,7 @@ def _made_once() -> Path:
     inherited = Path(os.environ.get(_MADE_HOME_VARIABLE) or "/nonexistent")
     if all((inherited / name).is_file() for name in FILES):
         return inherited
-    home = Path(tempfile.mkdtemp(prefix="interleaf-prefect-home-"))
-    atexit.register(shutil.rmtree, home, True)
+    home = scratch_folder("interleaf-prefect-home-")
     env = {
         **os.environ,
         "PREFECT_HOME": str(home),
@@ -151,7 +151,7 @@ def share_server() -> None:
     global _shared_api_url
     if adopt_shared_server():
         return
-    home = Path(tempfile.mkdtemp(prefix="interleaf-prefect-shared-"))
+    home = scratch_folder("interleaf-prefect-shared-")
     env = {**os.environ, "PREFECT_HOME": seeded(home / "home"), "PREFECT_LOGGING_LEVEL": "WARNING"}
     env.pop("PREFECT_API_URL", None)
     proc = subprocess.Popen(

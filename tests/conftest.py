@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 from benchmarks.prefect_home import cli_env, share_server
+from benchmarks.scratch import scratch_folder
 from benchmarks.stopping import stop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -117,8 +117,7 @@ def _start_corpus_ingest() -> subprocess.Popen[str]:
     tests that do not need it; its outcome lands in `first.json` (written whole, then renamed).
     A session that ends first (a selection of tests, a signal to pytest alone) stops it as Ctrl-C
     would: else it ran on into the folder the session removes."""
-    folder = Path(tempfile.mkdtemp(prefix="interleaf-test-corpus-"))
-    atexit.register(shutil.rmtree, folder, True)
+    folder = scratch_folder("interleaf-test-corpus-")
     os.environ[_CORPUS_INGEST] = str(folder)  # the workers, started after this, inherit it
     started = time.perf_counter()
     proc = subprocess.Popen(
