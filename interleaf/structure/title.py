@@ -4,9 +4,10 @@ its section tree, where a question names a document, and beside an answer's sour
 Three places may say it, taken in this order: the file's metadata title, when it is one
 (`interleaf.pdf.document.metadata_title`); the outline's one top-level entry, when the outline has a
 single root (the author's name for everything under it); the title the parser found on the first
-page. None of them is taken when it only names a part of a document: the 619-page game manual of
-scale/ has no metadata title, three roots in its outline, and opens on "Table of Contents", which
-was its title, and so the header of each of its 5,800 indexed passages.
+page. None of them is taken when it only names a part of a document, and then the file's name stands
+for it: the 619-page game manual of scale/ has no metadata title, three roots in its outline, and
+opens on "Table of Contents", which had been its title and so the first words of each of its 5,800
+indexed passages.
 """
 
 from __future__ import annotations
