@@ -177,9 +177,8 @@ def share_server() -> None:
             proc.wait(timeout=15)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        shutil.rmtree(home, ignore_errors=True)
 
-    atexit.register(stop)
+    atexit.register(stop)  # run before scratch_folder's removal of `home`, registered earlier
     _shared_api_url = os.environ[_SHARED_URL_VARIABLE] = api_url
 
 

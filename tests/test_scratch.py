@@ -27,10 +27,14 @@ input()
 """
 
 
-def _killed_maker() -> Path:
+def _maker() -> tuple[subprocess.Popen[bytes], Path]:
     maker = subprocess.Popen([sys.executable, "-c", MAKER], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert maker.stdout is not None
-    folder = Path(maker.stdout.readline().decode().strip())
+    return maker, Path(maker.stdout.readline().decode().strip())
+
+
+def _killed_maker() -> Path:
+    maker, folder = _maker()
     maker.send_signal(signal.SIGKILL)  # its exit handler never runs
     maker.wait()
     return folder
@@ -60,10 +64,8 @@ def test_a_killed_process_leaves_its_folder_and_the_next_sweep_removes_it_once_i
 
 
 def test_the_folder_of_a_live_process_is_kept_however_old() -> None:
-    maker = subprocess.Popen([sys.executable, "-c", MAKER], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    maker, folder = _maker()
     try:
-        assert maker.stdout is not None
-        folder = Path(maker.stdout.readline().decode().strip())
         _age(folder, 2 * IDLE_S)
         assert folder not in sweep("interleaf-scratch-test-") and folder.is_dir()
     finally:
