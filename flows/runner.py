@@ -16,9 +16,9 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from interleaf import interrupt, progress
+from interleaf.cli_output import styled_line
 from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
@@ -97,7 +97,7 @@ class IngestReport:
                 f"  left the views: {Path(gone.path).name} ({gone.reason}; its parts stay until `interleaf gc`)"
             )
         for warning in self.warnings:
-            console.print(Text.assemble(("warning:", "yellow"), " ", warning))
+            console.print(styled_line("warning:", "yellow", warning))
         paths = {d: p for p, d in self.files.items()}
         rejected = [r for r in self.of("parse") if r.status == "rejected"]
         if rejected or self.failed:
