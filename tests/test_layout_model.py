@@ -97,6 +97,7 @@ def test_a_budgeted_page_worker_hands_the_layout_arena_back_after_each_page() ->
         handed_back = held_mb_after(images[:1])
     finally:
         memory_budget.install(None)
+    print(f"the layout arena: {kept - handed_back:.0f} MB handed back after a budgeted page")
     assert kept - handed_back > 30, f"the arena was not handed back: {kept:.0f} MB -> {handed_back:.0f} MB"
     assert held_mb_after(images) - handed_back > 30, "without the budget, the arena is kept again"
 
