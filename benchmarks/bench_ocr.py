@@ -1,5 +1,6 @@
 """OCR of figure and table crops (describe's readings): what the text detector's input size, the
-recognizer's batch and the crops' resolution cost, and what they keep (`make bench`, OCR part).
+recognizer's batch and padding and the crops' resolution cost, and what they keep (`make bench`, OCR
+part).
 
 The crops are the image quotes of docs/ + scale/, parsed into a warehouse first (describe off: not
 timed). Two sets, each read under every setting in a fresh process:
@@ -14,7 +15,7 @@ timed). Two sets, each read under every setting in a fresh process:
 For each setting: OCR CPU seconds, and the largest memory one read took above what its process held
 before it (malloc trimmed and the peak counter reset before each read: a page worker's peak).
 
-    python benchmarks/bench_ocr.py [--corpus ../shared/corpus] [--warehouse DIR] [--sample N]
+    python benchmarks/bench_ocr.py [--corpus ../shared/corpus] [--warehouse DIR] [--sample N] [--settings I ...]
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ class Setting:
     rec_batch: int  # lines recognised per batch
     dpi: int  # crops rendered at
     textline_orientation: str = "vertical"  # RapidOcrConfig.textline_orientation
+    # RapidOCR pads each line to at least this width at the recognizer's 48 px height (its
+    # Rec.rec_img_shape, 320 as PaddleOCR trains it); 8, the recognizer's stride, reads each line at
+    # its own width
+    rec_min_width: int = 320
 
 
 SETTINGS = (
@@ -57,6 +62,13 @@ SETTINGS = (
     Setting("detector <= 1280 px, 1 line a batch, no orientation checked", 1280, 1, 216, "off"),
     Setting("detector <= 1024 px, 1 line a batch, vertical lines' orientation checked", 1024, 1, 216),
     Setting("crops at 144 dpi, detector <= 1280 px, 1 line a batch, vertical lines' orientation checked", 1280, 1, 144),
+    Setting(
+        "detector <= 1280 px, 1 line a batch, vertical lines' orientation checked, lines not padded to 320 px",
+        1280,
+        1,
+        216,
+        rec_min_width=8,
+    ),
 )
 DEFAULT = 1  # SETTINGS[DEFAULT] is what configs/default.yaml and the engine do
 
@@ -140,8 +152,10 @@ def read_all(setting: Setting, items: list[dict[str, Any]]) -> dict[str, Any]:
         threads=1, det_max_side=setting.det_max_side, textline_orientation=setting.textline_orientation
     )
     engine = RapidOcrEngine(config)
-    # the recognizer's batch is fixed in rapidocr_engine; this bench sets it to compare
-    rapidocr_engine(1)._load_rec_model().rec_batch_num = setting.rec_batch
+    # the recognizer's batch and padding are fixed in rapidocr_engine; this bench sets them to compare
+    recognizer = rapidocr_engine(1)._load_rec_model()
+    recognizer.rec_batch_num = setting.rec_batch
+    recognizer.rec_image_shape = [*recognizer.rec_image_shape[:2], setting.rec_min_width]
     libc = ctypes.CDLL("libc.so.6")
     texts, cpu, peak = {}, 0.0, 0.0
     documents: dict[str, Any] = {}
@@ -184,21 +198,30 @@ def main() -> None:
         "--warehouse", type=Path, help="docs/ + scale/ already ingested (default: parsed into a temporary one)"
     )
     ap.add_argument("--sample", type=int, default=40, help="crops of each set (seed 0)")
+    ap.add_argument(
+        "--settings",
+        type=int,
+        nargs="+",
+        choices=range(len(SETTINGS)),
+        help=f"which settings to read, by position (0-{len(SETTINGS) - 1}; each takes minutes); the default's "
+        f"({DEFAULT}) is read too, as the raster crops' reference",
+    )
     ap.add_argument("--read", nargs=3, help=argparse.SUPPRESS)  # the per-setting worker process
     args = ap.parse_args()
     if args.read:
         setting, items, out = json.loads(args.read[0]), json.loads(Path(args.read[1]).read_text()), args.read[2]
         Path(out).write_text(json.dumps(read_all(Setting(**setting), items)))
         return
+    settings = [s for i, s in enumerate(SETTINGS) if args.settings is None or i in {DEFAULT, *args.settings}]
     begun = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-ocr-") as tmp:
         work = Path(tmp)
         warehouse = args.warehouse or ingest(args.corpus, work)
         layered, raster = crops(warehouse, args.corpus, args.sample)
         items = layered + raster
-        results = [run_setting(s, items, work) for s in SETTINGS]
+        results = [run_setting(s, items, work) for s in settings]
     truth = {c["quote_id"]: _words(c["truth"]) for c in layered}
-    reference = results[DEFAULT]["texts"]
+    reference = results[settings.index(SETTINGS[DEFAULT])]["texts"]
     evidence = [
         e for e in needles(args.corpus) if any((c["doc"], c["page_idx"]) == (e["doc"], e["page"] - 1) for c in raster)
     ]
@@ -220,7 +243,7 @@ def main() -> None:
             }
         )
     readable = set().union(*found_by)
-    for setting, result, found in zip(SETTINGS, results, found_by, strict=True):
+    for setting, result, found in zip(settings, results, found_by, strict=True):
         texts = result["texts"]
         hit = sum(sum((truth[q] & _words(texts[q])).values()) for q in truth)
         read = sum(sum(_words(texts[q]).values()) for q in truth)
