@@ -10,6 +10,8 @@ goes on with the remaining items (interleaf/parse/chunks.py decides what a lost 
 from __future__ import annotations
 
 import atexit
+import functools
+import itertools
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -21,7 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from multiprocessing.queues import SimpleQueue
 from typing import TypeVar
 
 from interleaf import interrupt, memory_budget
@@ -33,7 +36,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _lock = threading.Lock()
-_pools: dict[tuple[int, int | None, int | None], ProcessPoolExecutor] = {}
+_pools: dict[tuple[int, int | None, int | None], Pool] = {}
+_tokens = itertools.count()  # names an item between the command and the worker that starts it
+_starts: SimpleQueue | None = None  # in a page worker: where it says when it begins an item
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ def shutdown_pools() -> None:
     so that the workers' models are not held in memory while later stages load theirs."""
     with _lock:
         for pool in _pools.values():
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.executor.shutdown(wait=True, cancel_futures=True)
         _pools.clear()
         _stop_forkserver()
 
@@ -97,25 +102,67 @@ def abandon_pools() -> None:
     in flight cannot hold the exit (its unit is abandoned, nothing of it written). Not under
     `_lock`: the thread that holds it may be the one waiting on these workers."""
     for pool in list(_pools.values()):
-        _kill_workers(pool)
+        _kill_workers(pool.executor)
 
 
 interrupt.on_stop(abandon_pools)
 
 
-def start_worker(pid: int, created: float, worker_mb: int | None, budget: MemoryBudget | None) -> None:
-    """Page worker initializer: die with the command, hold the memory cap, and share the pool's
-    memory budget. RLIMIT_AS (address space) rather than a watchdog on RSS: it cannot be overshot
-    between two looks, and an allocation past it fails in the page that made it (MemoryError), or
-    kills the worker."""
+def start_worker(
+    pid: int, created: float, worker_mb: int | None, budget: MemoryBudget | None, starts: SimpleQueue
+) -> None:
+    """Page worker initializer: die with the command, hold the memory cap, share the pool's memory
+    budget, and say when each item begins (`run_timed`). RLIMIT_AS (address space) rather than a
+    watchdog on RSS: it cannot be overshot between two looks, and an allocation past it fails in the
+    page that made it (MemoryError), or kills the worker."""
+    global _starts
     die_with_command(pid, created)
     if worker_mb is not None:
         cap = worker_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     memory_budget.install(budget)
+    _starts = starts
 
 
-def process_pool(workers: int, worker_mb: int | None = None, budget_mb: int | None = None) -> ProcessPoolExecutor:
+def run_timed(fn: Callable[[T], R], token: int, item: T) -> R:
+    """`fn(item)` in a page worker, once it has said it begins: an item's time is counted from
+    here, not from when it was handed to the pool. Before this, an item waiting for a worker (behind
+    another document's pages, or while a new pool's processes started) was cut for that time: with
+    `page_timeout_s=10`, a slow machine lost every page of a document to the start of the pools
+    that replaced a killed worker. (`time.monotonic` is the same clock in every process here.)"""
+    if _starts is None:
+        raise RuntimeError("run_timed runs in a page worker, which start_worker started")
+    _starts.put((token, time.monotonic()))
+    return fn(item)
+
+
+@dataclass
+class Pool:
+    """A process pool, and when each of its items began in a worker."""
+
+    executor: ProcessPoolExecutor
+    starts: SimpleQueue
+    begun: dict[int, float] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # two documents' maps share a pool
+
+    def submit(self, fn: Callable[[T], R], item: T) -> tuple[int, Future[R]]:
+        token = next(_tokens)
+        return token, self.executor.submit(run_timed, fn, token, item)
+
+    def began(self, token: int) -> float | None:
+        """When the item `token` began in a worker, once it has."""
+        with self.lock:
+            while not self.starts.empty():
+                name, at = self.starts.get()
+                self.begun[name] = at
+            return self.begun.get(token)
+
+    def forget(self, token: int) -> None:
+        with self.lock:
+            self.begun.pop(token, None)
+
+
+def process_pool(workers: int, worker_mb: int | None = None, budget_mb: int | None = None) -> Pool:
     with _lock:
         key = (workers, worker_mb, budget_mb)
         if key not in _pools:
@@ -127,25 +174,28 @@ def process_pool(workers: int, worker_mb: int | None = None, budget_mb: int | No
             # one budget a pool: a pool rebuilt after a lost worker does not inherit the room its
             # killed workers had taken and never gave back
             budget = None if budget_mb is None else MemoryBudget(budget_mb, os.getpid(), context)
-            _pools[key] = ProcessPoolExecutor(
+            # and one queue of starts: a worker killed while it wrote to one would leave its lock held
+            starts = context.SimpleQueue()
+            executor = ProcessPoolExecutor(
                 max_workers=workers,
                 mp_context=context,
                 initializer=start_worker,
-                initargs=(*command_id(), worker_mb, budget),
+                initargs=(*command_id(), worker_mb, budget, starts),
             )
+            _pools[key] = Pool(executor, starts)
         return _pools[key]
 
 
-def _replace_pool(broken: ProcessPoolExecutor, kill: bool) -> None:
+def _replace_pool(broken: Pool, kill: bool) -> None:
     """A new pool in place of `broken`, once: two documents sharing it both see it break."""
     with _lock:
         for key, pool in list(_pools.items()):
             if pool is broken:
                 del _pools[key]
     if kill:
-        _kill_workers(broken)
+        _kill_workers(broken.executor)
     else:
-        broken.shutdown(wait=False, cancel_futures=True)
+        broken.executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _units(item: object) -> int:
@@ -175,23 +225,22 @@ def page_map(
 
     def pooled(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
         todo = deque(items)
-        window: deque[tuple[T, Future[R]]] = deque()
+        window: deque[tuple[T, int, Future[R]]] = deque()
         pool = process_pool(workers, limits.worker_mb, limits.budget_mb)
 
         def submit(item: T) -> None:
-            window.append((item, pool.submit(fn, item)))
+            window.append((item, *pool.submit(fn, item)))
 
         while todo or window:
-            # a bounded window, not everything at once: an item's clock starts near when it runs
-            # (the pool is shared by two documents), and items after the deadline never start
+            # a bounded window, not everything at once: items after the deadline never start
             while todo and len(window) < 2 * workers and not past_deadline(limits.deadline):
                 submit(todo.popleft())
             if not window:
                 yield from (timed_out(limits) for _ in todo)
                 return
-            item, future = window.popleft()
+            item, token, future = window.popleft()
             try:
-                result = future.result(timeout=wait_s(item, limits))
+                result = _result(future, item, functools.partial(pool.began, token), limits)
             except BrokenProcessPool as exc:
                 interrupt.check()  # the workers were killed for a stop, not by this item
                 lost = Lost("crashed", f"its worker process died ({exc})")
@@ -200,7 +249,7 @@ def page_map(
                 interrupt.check()
                 if past_deadline(limits.deadline):
                     future.cancel()
-                    for _, other in window:
+                    for _, _, other in window:
                         other.cancel()
                     n = 1 + len(window) + len(todo)
                     yield from (timed_out(limits) for _ in range(n))
@@ -210,11 +259,13 @@ def page_map(
             except MemoryError:
                 lost = Lost("memory", f"out of memory under the {limits.worker_mb} MB cap of a page worker")
             else:
+                pool.forget(token)
                 interrupt.check()  # leaving the loop cancels nothing: pages in flight end on their own
                 if on_result is not None:
                     on_result(result)
                 yield result
                 continue
+            pool.forget(token)
             yield lost
 
     return inline if workers <= 1 and not limits.pooled else pooled
@@ -230,8 +281,8 @@ def past_deadline(deadline: float | None) -> bool:
 
 def wait_s(item: object, limits: PageLimits) -> float | None:
     """How long to wait for `item` from now: its own budget, counted from now (items are waited
-    for in order, so the clock of one starts once those before it are done: a page is never cut
-    for time it spent queued), or until the document's deadline."""
+    for in order, so the clock of one starts once those before it are done), or until the
+    document's deadline. For a map whose items cannot say when they begin (Ray's)."""
     now = time.monotonic()
     waits = []
     if limits.item_timeout_s is not None:
@@ -241,19 +292,40 @@ def wait_s(item: object, limits: PageLimits) -> float | None:
     return min(waits) if waits else None
 
 
+QUEUED_LOOK_S = 0.25  # how often an item not begun yet is looked at: when it begins, its clock starts
+
+
+def _result(future: Future[R], item: object, began: Callable[[], float | None], limits: PageLimits) -> R:
+    """The item's result; FutureTimeout once it has run past its own budget, counted from when it
+    began in a worker (`run_timed`; a page is never cut for time it spent queued), or past the
+    document's deadline."""
+    budget = None if limits.item_timeout_s is None else limits.item_timeout_s * _units(item)
+    while True:
+        start = None if budget is None else began()
+        ends = [t for t in (limits.deadline, None if start is None else start + budget) if t is not None]
+        timeout = None if not ends else max(0.0, min(ends) - time.monotonic())
+        if budget is not None and start is None:  # not begun: look again shortly
+            timeout = QUEUED_LOOK_S if timeout is None else min(timeout, QUEUED_LOOK_S)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            if (start is not None and time.monotonic() >= start + budget) or past_deadline(limits.deadline):
+                raise
+
+
 def _rebuilt(
-    pool: ProcessPoolExecutor,
-    window: deque[tuple[T, Future[R]]],
+    pool: Pool,
+    window: deque[tuple[T, int, Future[R]]],
     fn: Callable[[T], R],
     workers: int,
     limits: PageLimits,
     kill: bool,
-) -> ProcessPoolExecutor:
+) -> Pool:
     """After a worker died or was killed: a new pool, and the items in flight that did not finish
     submitted to it (they died with the pool: bystanders, or the culprit, which will die again)."""
     _replace_pool(pool, kill)
     fresh = process_pool(workers, limits.worker_mb, limits.budget_mb)
-    for i, (item, future) in enumerate(window):
+    for i, (item, _, future) in enumerate(window):
         if not (future.done() and not future.cancelled() and future.exception() is None):
-            window[i] = (item, fresh.submit(fn, item))
+            window[i] = (item, *fresh.submit(fn, item))
     return fresh

@@ -5,6 +5,7 @@ page (the fuzz fault's decompression bomb: minutes a pass) ran on and held the c
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -62,3 +63,25 @@ def test_the_forkserver_goes_with_the_last_pool() -> None:
     assert not _alive(server), f"the forkserver {server} outlived its pools"
     [again] = set(page_map(2, limits=PageLimits(item_timeout_s=60))(forkserver_pid, [1]))
     assert again != server and _alive(again)
+
+
+def sleep_then_name(seconds: float) -> float:
+    """Module-level, for the workers: sleeps, then says how long."""
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.mark.usefixtures("fresh_pools")
+def test_a_page_is_timed_from_when_it_begins_not_while_it_waits_for_a_worker() -> None:
+    """Two documents share one worker: the second's page waits ~4 s behind the first's, then
+    takes 0.2 s of its 2 s. Timed from when it was handed to the pool (as before), it was cut as
+    hung and took the first document's page down with its worker."""
+    first: list[object] = []
+    slow = threading.Thread(
+        target=lambda: first.extend(page_map(1, limits=PageLimits(item_timeout_s=60))(sleep_then_name, [4.0]))
+    )
+    slow.start()
+    time.sleep(1.0)  # the first document's page has the worker (its start included)
+    second = list(page_map(1, limits=PageLimits(item_timeout_s=2))(sleep_then_name, [0.2]))
+    slow.join()
+    assert first == [4.0] and second == [0.2], (first, second)
