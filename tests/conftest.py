@@ -24,6 +24,7 @@ import pytest
 from benchmarks.prefect_home import cli_env, share_server
 from benchmarks.scratch import scratch_folder
 from benchmarks.stopping import stop
+from interleaf.built_models import CACHE_VARIABLE
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
@@ -36,6 +37,10 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 def pytest_sessionstart(session: pytest.Session) -> None:
     # the session's commands share one Prefect server (benchmarks/prefect_home.py says why)
     share_server()
+    # and the models derived from the shipped ones (interleaf/built_models.py): built once for the
+    # session, not written to the user's cache (a test builds tiny models in folders of its own)
+    if CACHE_VARIABLE not in os.environ:  # the pytest-xdist workers inherit the controller's
+        os.environ[CACHE_VARIABLE] = str(scratch_folder("interleaf-test-models-"))
     if session.config.pluginmanager.hasplugin("dsession"):  # the pytest-xdist controller
         _start_corpus_ingest()
 

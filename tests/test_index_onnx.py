@@ -17,10 +17,11 @@ import onnx
 import pymupdf
 import pytest
 
+from interleaf.index.bert_graph import build_bert_graph
 from interleaf.index.config import DenseConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.dense import TransformersEncoder, resolve_model
-from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, build_bert_graph, quantized
+from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, quantized
 from interleaf.index.registry import get_retriever
 from tests.tiny_models import build_sentence_bert
 
@@ -142,6 +143,7 @@ import sys
 import pymupdf
 from interleaf.heap import return_freed_memory
 from interleaf.index import onnx_encoder
+from interleaf.index.bert_graph import build_bert_graph
 from interleaf.index.dense import resolve_model
 
 if sys.argv[2] == "kept":
@@ -188,12 +190,13 @@ import sys
 import onnxruntime as ort
 from interleaf.heap import return_freed_memory
 from interleaf.index import onnx_encoder
+from interleaf.index.bert_graph import build_bert_graph
 from interleaf.index.dense import resolve_model
 
 if sys.argv[1] == "bytes":  # the model built in memory and handed to ONNX Runtime as bytes
 
     def in_memory(model_dir, options):
-        model = onnx_encoder.build_bert_graph(model_dir).SerializeToString()
+        model = build_bert_graph(model_dir).SerializeToString()
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     onnx_encoder._built_session = in_memory

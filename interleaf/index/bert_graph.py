@@ -9,7 +9,6 @@ while it loads (the figures: `_built_session` in onnx_encoder.py).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,34 +17,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from interleaf.index.model_folder import OnnxEncoderError, bert_config
+
 OPSET = 17  # the first opset with a single LayerNormalization op
 WEIGHTS_FILE = "weights.bin"  # beside the model, as ONNX's external data names it
 _EXTERNAL_MIN_BYTES = 1024  # scalars and shape constants stay in the graph
-
-
-class OnnxEncoderError(ValueError):
-    """A folder this backend cannot reproduce exactly; the message names the folder and the reason."""
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-
-
-def bert_config(model_dir: Path) -> dict[str, Any]:
-    cfg = read_json(model_dir / "config.json")
-    if cfg is None:
-        raise OnnxEncoderError(f"{model_dir}: no config.json (and no onnx/model.onnx)")
-    archs = cfg.get("architectures") or ["?"]
-    # BertForMaskedLM & co. checkpoints carry the same encoder, which is all sentence-transformers loads
-    if cfg.get("model_type") != "bert" or not all(a.startswith("Bert") for a in archs):
-        raise OnnxEncoderError(
-            f"{model_dir}: architecture {'/'.join(archs)} (model_type {cfg.get('model_type')!r}) is not a BERT "
-            "encoder; the onnx backend builds graphs only for BertModel (MiniLM, BGE, E5, GTE-base). Ship an "
-            "onnx/model.onnx in the folder or use backend sentence-transformers"
-        )
-    if cfg.get("position_embedding_type", "absolute") != "absolute" or cfg.get("is_decoder"):
-        raise OnnxEncoderError(f"{model_dir}: only absolute-position BERT encoders are supported")
-    return cfg
 
 
 class _Graph:

@@ -9,21 +9,25 @@ match `SentenceTransformer(folder).encode(...)`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
+from interleaf.built_models import built_model
 from interleaf.heap import return_freed_memory
-from interleaf.index.bert_graph import WEIGHTS_FILE, OnnxEncoderError, bert_config, build_bert_graph, read_json
+from interleaf.index.model_folder import OnnxEncoderError, bert_config, read_json
 
-__all__ = ["OnnxEncoder", "OnnxEncoderError", "build_bert_graph", "quantized"]
+if TYPE_CHECKING:
+    import onnx
+
+__all__ = ["OnnxEncoder", "OnnxEncoderError", "quantized"]
 
 _HUGE_LENGTH = 1_000_000  # transformers writes ~1e30 as model_max_length when a tokenizer has no limit
 _POOLINGS = ("cls", "mean", "max", "lasttoken")
@@ -84,6 +88,8 @@ def quantized(model: onnx.ModelProto) -> onnx.ModelProto:
             )
         finally:
             root.removeFilter(_no_preprocessing_advice)
+        import onnx
+
         return onnx.load(str(out))
 
 
@@ -105,22 +111,60 @@ def _pooling_modes(config: dict[str, Any], where: Path) -> list[str]:
     return modes
 
 
+MODEL_FILE = "model.onnx"
+_BUILDERS = ["interleaf.index.bert_graph"]  # the modules whose source decides a built graph
+
+
+def _write_graph(model_dir: Path, folder: Path) -> None:
+    import onnx
+
+    from interleaf.index.bert_graph import WEIGHTS_FILE, build_bert_graph
+
+    with open(folder / WEIGHTS_FILE, "wb") as weights:
+        graph = build_bert_graph(model_dir, weights)
+    onnx.save(graph, str(folder / MODEL_FILE))
+
+
+def _write_int8(shipped: Path, model_dir: Path, folder: Path) -> None:
+    import onnx
+
+    from interleaf.index.bert_graph import build_bert_graph
+
+    graph = onnx.load(str(shipped)) if shipped.exists() else build_bert_graph(model_dir)
+    onnx.save(quantized(graph), str(folder / MODEL_FILE))
+
+
+def _graph_sources(model_dir: Path) -> list[Path]:
+    return [model_dir / "config.json", model_dir / "model.safetensors"]
+
+
 def _built_session(model_dir: Path, options: ort.SessionOptions) -> ort.InferenceSession:
-    """A session of the graph built from `model_dir`, its weights written beside it to a temporary
-    folder that ONNX Runtime maps instead of copying the weights into the process. Built in memory and
-    handed over as bytes, the model was held three times over while it loaded: as safetensors arrays,
-    in the graph, in its serialized bytes. The folder is removed once the session is built; on Linux
-    a mapped file outlives its name. MiniLM in one process (probe, RSS): the load's peak +357 -> +102
-    MB and 0.50 -> 0.16 s, the same vectors bit for bit. What the process holds is the same once it
-    has encoded (+96-109 against +99-111 MB after 30 questions or 400 passages): the gain is the
-    load's peak, in the ingest process beside the page workers and in `interleaf serve`."""
-    with tempfile.TemporaryDirectory(prefix="interleaf-bert-", ignore_cleanup_errors=True) as tmp:
-        folder = Path(tmp)
-        with open(folder / WEIGHTS_FILE, "wb") as weights:
-            graph = build_bert_graph(model_dir, weights)
-        onnx.save(graph, str(folder / "model.onnx"))
-        del graph
-        return ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    """A session of the graph built from `model_dir` (interleaf/built_models.py: once per machine),
+    its weights in a file beside it that ONNX Runtime maps instead of copying them into the process.
+    Built in memory and handed over as bytes, the model was held three times over while it loaded:
+    as safetensors arrays, in the graph, in its serialized bytes. MiniLM in one process (probe,
+    RSS): the load's peak +357 -> +102 MB and 0.50 -> 0.16 s, the same vectors bit for bit. What the
+    process holds is the same once it has encoded (+96-109 against +99-111 MB after 30 questions
+    or 400 passages): the gain is the load's peak, in the ingest process beside the page workers
+    and in `interleaf serve`."""
+    build = functools.partial(_write_graph, model_dir)
+    with built_model("bert-graph", build, sources=_graph_sources(model_dir), code=_BUILDERS) as folder:
+        return ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+
+
+def _int8_session(shipped: Path, model_dir: Path, options: ort.SessionOptions) -> ort.InferenceSession:
+    """A session of the model quantized to int8 (`quantized`), from the folder's own ONNX graph or
+    the one built for it, kept in the cache as the float32 graph is: nothing is written into a
+    read-only site-packages."""
+    build = functools.partial(_write_int8, shipped, model_dir)
+    sources = [shipped] if shipped.exists() else _graph_sources(model_dir)
+    code = [*_BUILDERS, __name__]
+    with built_model("bert-int8", build, sources=sources, code=code, packages=("onnx", "onnxruntime")) as folder:
+        session = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+    # glibc kept what a build's quantizing freed: the process held 374 MB after loading MiniLM in
+    # int8, 198 MB once trimmed, against 233 MB in float32
+    return_freed_memory()
+    return session
 
 
 class OnnxEncoder:
@@ -173,17 +217,8 @@ class OnnxEncoder:
             self.session = ort.InferenceSession(str(shipped), options, providers=["CPUExecutionProvider"])
         elif precision == "float32":
             self.session = _built_session(self.model_dir, options)
-        else:  # int8: quantized in memory, nothing written into a read-only site-packages
-            graph = onnx.load(str(shipped)) if shipped.exists() else build_bert_graph(self.model_dir)
-            model_bytes = quantized(graph).SerializeToString()
-            del graph
-            self.session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-            # the Python wrapper keeps the bytes only to rebuild on set_providers
-            self.session._model_bytes = None
-            del model_bytes
-            # glibc kept what quantizing freed: the process held 374 MB after loading MiniLM in
-            # int8, 198 MB once trimmed, against 233 MB in float32
-            return_freed_memory()
+        else:
+            self.session = _int8_session(shipped, self.model_dir, options)
         self._inputs = {i.name: _INT_TYPES.get(i.type, np.int64) for i in self.session.get_inputs()}
         outputs = self.session.get_outputs()
         names = [o.name for o in outputs]

