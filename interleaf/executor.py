@@ -152,14 +152,19 @@ class Pool:
     def began(self, token: int) -> float | None:
         """When the item `token` began in a worker, once it has."""
         with self.lock:
-            while not self.starts.empty():
-                name, at = self.starts.get()
-                self.begun[name] = at
+            self._drain()
             return self.begun.get(token)
 
     def forget(self, token: int) -> None:
+        """An item that ended: its start was written before its result, so it is read here too."""
         with self.lock:
+            self._drain()
             self.begun.pop(token, None)
+
+    def _drain(self) -> None:
+        while not self.starts.empty():
+            name, at = self.starts.get()
+            self.begun[name] = at
 
 
 def process_pool(workers: int, worker_mb: int | None = None, budget_mb: int | None = None) -> Pool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from interleaf.executor import PageLimits, page_map
+from interleaf.executor import PageLimits, page_map, process_pool
 from interleaf.stage import Lost
 
 
@@ -85,3 +85,4 @@ def test_a_page_is_timed_from_when_it_begins_not_while_it_waits_for_a_worker() -
     second = list(page_map(1, limits=PageLimits(item_timeout_s=2))(sleep_then_name, [0.2]))
     slow.join()
     assert first == [4.0] and second == [0.2], (first, second)
+    assert process_pool(1).begun == {}  # each start is forgotten with its item
