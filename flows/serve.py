@@ -1,32 +1,33 @@
 """`make serve`: a local Prefect server on loopback, and the ingest flow on a cron schedule over
 the inbox folder (both from `serve:` in config). Each scheduled run ingests new and changed
 files only: unchanged ones are recognised by their SHA-256 and skipped; a file removed from the
-inbox leaves the views (`ingest --sync`)."""
+inbox leaves the views (`ingest --sync`).
+
+The server is started as a command's temporary one is (interleaf/prefect_server.py): in a session of
+its own, out of reach of a terminal's Ctrl-C, which this process takes: it stops the flow's runner
+first (the runner pauses its schedule through the server), then the server, in the order that lets
+its database pool close. The server's output goes to a log in the Prefect home, its errors copied
+here while it runs. SIGTERM (systemd's stop) takes the same way out.
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import time
-import urllib.request
+import signal
+import warnings
 from pathlib import Path
+from types import FrameType
 
 from interleaf.config import load_settings
+from interleaf.errors import InterleafError
+from interleaf.prefect_server import PrefectServer, use_api
 from warehouse.store import resolve_root
 
+START_S = 90.0
 
-def wait_until_healthy(api_url: str, timeout_s: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{api_url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"the Prefect server at {api_url} did not become healthy within {timeout_s:.0f}s")
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
 
 
 def main() -> None:
@@ -39,15 +40,26 @@ def main() -> None:
     inbox = Path(settings.serve.inbox).resolve()
     inbox.mkdir(parents=True, exist_ok=True)
     host, port = settings.serve.host, settings.serve.port
-    api_url = f"http://{host}:{port}/api"
 
-    server = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port)],
-        env={**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"},
-    )
+    # until the runner installs its own (which exits the same way): SIGTERM runs the `finally`
+    signal.signal(signal.SIGTERM, _exit)
+    server = PrefectServer("The Prefect server")
     try:
-        wait_until_healthy(api_url)
-        os.environ["PREFECT_API_URL"] = api_url
+        try:
+            api_url = server.start(
+                host=host,
+                port=port,
+                timeout_s=START_S,
+                env={
+                    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                    "PREFECT__SERVER_FINAL": "1",
+                    "PREFECT_SERVER_API_HOST": host,  # what the UI's pages call back
+                    "PREFECT_SERVER_API_PORT": str(port),
+                },
+            )
+        except InterleafError as exc:
+            raise SystemExit(str(exc)) from exc
+        use_api(api_url)
         from prefect import flow
 
         from flows.runner import run_ingest
@@ -63,16 +75,22 @@ def main() -> None:
                 "dropped": len(report.dropped),
             }
 
-        print(f"serving: {inbox} -> {root} on cron {settings.serve.cron!r}; UI at http://{host}:{port}")
+        log = f"; the server's log: {server.log.path}" if server.log and server.log.path else ""
+        print(f"serving: {inbox} -> {root} on cron {settings.serve.cron!r}; UI at http://{host}:{port}{log}")
+        # Prefect's runner takes SIGTERM with a handler that calls its async stop without awaiting it,
+        # then exits (SystemExit, which ends the runner all the same): the warning is no news to a user
+        warnings.filterwarnings("ignore", "coroutine 'Runner.astop' was never awaited", RuntimeWarning)
         scheduled_ingest.serve(
             name="inbox",
             cron=settings.serve.cron,
             parameters={"inbox": str(inbox), "warehouse": str(root)},
         )
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # a Ctrl-C before the runner took it: the server is stopped, no traceback
+        raise SystemExit(130) from None

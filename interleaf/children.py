@@ -11,7 +11,8 @@ Two kinds of children, two ways:
 - Prefect's temporary API server, when no Prefect API is named, is started by the command before
   its flow (`interleaf/prefect_server.py`) through `python -m interleaf.children`: in its own
   session (a terminal's Ctrl-C is the command's to handle; it reached Prefect's own server, in the
-  command's process group, which quit under the running flow), watching its parent. A
+  command's process group, which quit under the running flow), watching its parent, its output to
+  a log file rather than the command's terminal (`interleaf/prefect_server.py` says why). A
   parent-death signal would not do here: it fires when the *thread* that forked the child ends.
   Moving the command itself into a new process group was rejected: in a terminal it would leave
   the foreground group and stop receiving Ctrl-C.

@@ -9,11 +9,15 @@ die with the process (see `interleaf/children.py`).
 
 Logging is switched off at the first signal: what Prefect's engines report about a stop we asked
 for (crashed task runs, the temporary server going away) is not news to the user, and it arrives
-as tracebacks.
+as tracebacks. For the same reason nothing follows the `interrupted:` line on stderr: what a thread
+reports to the terminal while the command runs (its Prefect server's errors) goes through `say`,
+which prints nothing once a stop was asked for, and `on_signal` actions, run at the first signal,
+turn off what prints by other means (the worker output a Ray driver forwards).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -28,7 +32,11 @@ GRACE_S = 3.0  # running units get this long to finish before their page workers
 RESUME = "run the same command again to resume"
 
 _stop = threading.Event()
+_on_signal: list[Callable[[], None]] = []
 _on_stop: list[Callable[[], None]] = []
+# held while the `interrupted:` line or a `say` is printed: a `say` that began before the signal
+# ends before that line, and one that begins after it prints nothing
+_printing = threading.Lock()
 
 
 class Interrupted(Exception):
@@ -45,9 +53,24 @@ def check() -> None:
         raise Interrupted("interrupted")
 
 
+def on_signal(action: Callable[[], None]) -> None:
+    """Run `action` (from a helper thread) at once after the first signal."""
+    _on_signal.append(action)
+
+
 def on_stop(action: Callable[[], None]) -> None:
     """Run `action` (from a helper thread) once the grace period after the first signal is over."""
     _on_stop.append(action)
+
+
+def say(text: str) -> bool:
+    """Print `text` to stderr unless a stop was asked for -> whether it was printed. For what other
+    threads than the command's report while it runs: none of it follows the `interrupted:` line."""
+    with _printing:
+        if _stop.is_set():
+            return False
+        print(text, file=sys.stderr, flush=True)
+        return True
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
@@ -55,13 +78,21 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         os._exit(EXIT_CODE)
     _stop.set()
     logging.disable(logging.CRITICAL)
-    threading.Thread(target=_after_grace, name="interleaf-stop", daemon=True).start()
+    threading.Thread(target=_stopping, name="interleaf-stop", daemon=True).start()
 
 
-def _after_grace() -> None:
+def _stopping() -> None:
+    _run(_on_signal)
     threading.Event().wait(GRACE_S)
-    for action in _on_stop:
-        action()
+    _run(_on_stop)
+
+
+def _run(actions: list[Callable[[], None]]) -> None:
+    for action in actions:
+        # one that fails (what it stops has ended meanwhile) must neither keep the others from
+        # running nor print a thread's traceback under the stop
+        with contextlib.suppress(Exception):
+            action()
 
 
 def arm() -> None:
@@ -92,5 +123,6 @@ def handling() -> Iterator[None]:
 def stopped(kept: str = "") -> None:
     """Print the one line and exit 130. `kept`: what the command committed before the stop."""
     sys.stdout.flush()
-    print(f"interrupted: {kept or 'what finished before the stop is kept'}; {RESUME}", file=sys.stderr, flush=True)
+    with _printing:
+        print(f"interrupted: {kept or 'what finished before the stop is kept'}; {RESUME}", file=sys.stderr, flush=True)
     raise SystemExit(EXIT_CODE)

@@ -9,6 +9,12 @@ from (a worker imports the submitting command's code, when that path exists on i
 warehouse is a path every worker writes to: on a cluster of several machines, a shared
 filesystem mounted at the same path on each (README "Scaling out").
 
+At a stop (interleaf/interrupt.py), the units still on the cluster are cancelled after the grace
+period, the flow ends, and `ray.shutdown` stops a head this command started (the raylet first, which
+ends its workers; each process gets 1 s after SIGTERM, then a kill) before the command's Prefect
+server is stopped at its exit: no worker is left holding a request of that server as it stops. What
+the workers print from the first signal on stays in Ray's logs (`quiet_driver`).
+
 Ray is an extra (`pip install 'interleaf[ray]'`): nothing here imports it before it is used.
 """
 
@@ -90,9 +96,24 @@ def task_runner(config: ExecutorConfig) -> Any:
                 "configure_logging": False,
             }
             super().__enter__()
+            interrupt.on_signal(quiet_driver)
             return self
 
     return InterleafRayTaskRunner(address=config.address)
+
+
+def quiet_driver() -> None:
+    """At the first signal: this driver stops copying its workers' output to the terminal, as logging
+    is switched off (what a worker cut short by the stop prints is no news either). Ray keeps that
+    output in its session's logs (`/tmp/ray/session_latest/logs` on the node), and the head this
+    command may have started writes there only. The lines the driver held back to fold repeats are dropped too:
+    `ray.shutdown` would print them after the command's last line. Through Ray's own module: no
+    public call turns the copying off once `ray.init` turned it on."""
+    from ray._private import ray_logging
+
+    ray_logging.global_worker_stdstream_dispatcher.remove_handler("ray_print_logs")
+    for held in (ray_logging.stdout_deduplicator, ray_logging.stderr_deduplicator):
+        held.flush()
 
 
 def remote_options(resources: StageResources) -> contextlib.AbstractContextManager[Any]:

@@ -1,5 +1,8 @@
-"""Ctrl-C, SIGTERM and kill -9 of an ingest: a quick exit with one line, no running ledger rows, no
-process left behind, and a rerun that ends as an uninterrupted ingest would."""
+"""Ctrl-C, SIGTERM and kill -9 of an ingest: a quick exit with one line and nothing after it, no
+running ledger rows, no process left behind, and a rerun that ends as an uninterrupted ingest would.
+The command's temporary Prefect server writes to a log of its own, not to the command's terminal,
+and closes its database before it ends. (`benchmarks/repeat_interrupt.py` repeats the stops: what
+goes wrong by timing shows in tens of them.)"""
 
 from __future__ import annotations
 
@@ -7,13 +10,18 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import IngestedWarehouse, run_cli, sql_rows
+from benchmarks.prefect_home import cli_env
+from interleaf import interrupt
+from interleaf.prefect_server import LOGS, TEMPORARY, ServerLog
+from tests.conftest import REPO, IngestedWarehouse, run_cli, sql_rows
 from tests.test_rerun import _spawn_ingest, contents
 
 DOCS = ["figures-example.pdf", "reliance-overview.pdf", "cyber-leadership-brief.pdf"]
@@ -51,6 +59,11 @@ def _alive(processes: list[psutil.Process], root: Path, within_s: float) -> list
         time.sleep(0.1)
 
 
+def _output(process: psutil.Process) -> set[str]:
+    """What `process`'s stdout and stderr are (Linux: its /proc fd links)."""
+    return {os.readlink(f"/proc/{process.pid}/fd/{fd}") for fd in (1, 2)}
+
+
 def _group_alive(pgid: int) -> list[int]:
     found = []
     for p in psutil.process_iter(["pid", "status"]):
@@ -71,6 +84,10 @@ def test_signal_stops_ingest_cleanly_and_rerun_resumes(
     proc = _spawn_ingest(root, files, own_server=True)
     try:
         children = _started(root, proc)
+        (server,) = [p for p in children if "uvicorn" in p.cmdline()]
+        # its output is a log of its own: what it says as it stops never reaches the terminal
+        (log,) = (tmp_path / ".prefect-home" / LOGS).glob("*.log")
+        assert _output(server) == {str(log)}
         sent = time.monotonic()
         os.kill(proc.pid, sig)
         _, err = proc.communicate(timeout=10)
@@ -81,9 +98,10 @@ def test_signal_stops_ingest_cleanly_and_rerun_resumes(
             proc.wait()
     assert proc.returncode == 130, err
     assert seconds < 10
-    assert "Traceback" not in err and "Crash detected" not in err, err
+    assert "Traceback" not in err and "ERROR" not in err and "Crash detected" not in err, err
     lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
     assert len(lines) == 1 and " kept" in lines[0] and "run the same command again" in lines[0], err
+    assert err.endswith(lines[0] + "\n"), f"written after the interrupted line: {err.partition(lines[0])[2]!r}"
     print(f"{sig.name}: exit {proc.returncode} {seconds:.1f} s after the signal; {lines[0]}")
     assert _alive(children, root, within_s=5) == []
     assert _group_alive(proc.pid) == []
@@ -114,3 +132,61 @@ def test_kill_9_takes_its_children_and_the_next_start_closes_its_rows(tmp_path: 
     rows = sql_rows(root, f"select status, ended_at from runs where pid = {proc.pid}")
     assert rows and all(r["status"] != "running" and r["ended_at"] for r in rows), rows
     assert "interrupted" in {r["status"] for r in rows}
+
+
+# Starts the temporary server as a command does, says where its output goes, asks it something, and
+# ends (the server is stopped at the exit).
+_START_ASK_AND_END = """
+import os, httpx, psutil
+from interleaf.prefect_server import ensure_prefect_api
+ensure_prefect_api()
+(server,) = [p for p in psutil.Process().children() if "uvicorn" in p.cmdline()]
+print(server.pid, *(os.readlink(f"/proc/{server.pid}/fd/{fd}") for fd in (1, 2)))
+httpx.post(os.environ["PREFECT_API_URL"] + "/flow_runs/filter", json={}).raise_for_status()
+"""
+
+
+def test_the_temporary_server_writes_to_its_log_and_closes_its_database_before_it_ends(tmp_path: Path) -> None:
+    env = cli_env(tmp_path / "warehouse", own_server=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _START_ASK_AND_END], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
+    pid, out, err = proc.stdout.split()
+    home = Path(env["PREFECT_HOME"])
+    (log,) = (home / LOGS).glob("*.log")
+    assert out == err == str(log)
+    assert not psutil.pid_exists(int(pid))
+    # its engines were disposed of before it ended: SQLite removes the write-ahead log as the last
+    # connection closes, and a server ended with connections open (as uvicorn alone ends) leaves it
+    assert (home / "prefect.db").exists()
+    assert not (home / "prefect.db-wal").exists()
+
+
+def test_the_command_shows_its_servers_errors_until_a_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "server.log"
+    path.touch()
+    log = ServerLog(path, TEMPORARY)
+    error = [
+        "12:00:00.001 | ERROR   | prefect.server - boom",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1, in <module>',
+        "ValueError: x",
+    ]
+    try:
+        with path.open("a") as out:
+            print("12:00:00.000 | WARNING | prefect.server - slow", *error, "INFO:     fine", sep="\n", file=out)
+        log.copy_errors()
+        assert capsys.readouterr().err.splitlines() == [f"{TEMPORARY} logged an error (its log: {path}):", *error]
+
+        stop = threading.Event()
+        stop.set()
+        monkeypatch.setattr(interrupt, "_stop", stop)  # a signal came: what the server says now is about the stop
+        with path.open("a") as out:
+            print(*error, sep="\n", file=out)
+        log.copy_errors()
+        assert capsys.readouterr().err == ""
+    finally:
+        log.quiet()
