@@ -18,7 +18,7 @@ Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
 MODEL ?=
 IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
-.PHONY: help install install-dev e2e e2e-steps test bench faults serve serve-api load sql lint
+.PHONY: help install install-dev e2e e2e-steps test bench faults serve serve-api load sql lint eval-dev fit-answers
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -71,6 +71,7 @@ e2e-steps:
 	$(IL) sql "select stage, path, quote_id, reason from rejects order by stage, path"
 	$(IL) answer --qa $(CORPUS)/qa_dev.jsonl
 	$(IL) eval --qa $(CORPUS)/qa_dev.jsonl
+	$(IL) eval --qa $(CORPUS)/qa_dev_answers.jsonl --scope doc
 
 # Three pytest-xdist workers on 2 cores, each test file in one of them (its module fixtures ingest
 # once): the tests wait on commands, servers and page workers, and a third worker runs meanwhile
@@ -91,6 +92,22 @@ bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_scale.py --corpus $(CORPUS)
+
+# MMLongBench-Doc's development half (../shared/benchmarks/mmlongbench-dev), in a warehouse of its own
+MMLB ?= $(SHARED)/benchmarks/mmlongbench-dev
+MMLB_WAREHOUSE ?= $(abspath warehouse/mmlongbench-dev)
+eval-dev: install ## score the offline default on MMLongBench-Doc's dev half; writes docs/measured/mmlongbench-dev.md
+	$(IL) --warehouse $(MMLB_WAREHOUSE) eval --mmlongbench $(MMLB)/samples.json --documents $(MMLB)/pdfs \
+		--measured docs/measured/mmlongbench-dev.md
+
+# The offline composer's ranker, fitted on the dev sets: the dev half's questions and the corpus's two
+# dev sets, each over a warehouse holding its documents (cross-validated by document; it prints the
+# held-out folds' figures and writes them into the fitted file)
+fit-answers: install-dev ## refit interleaf/generate/fitted/answer_ranker.json on the dev sets
+	$(IL) --warehouse $(MMLB_WAREHOUSE) ingest $(MMLB)/pdfs
+	$(IL) ingest $(CORPUS)/docs
+	$(PYTHON) benchmarks/fit_answer_ranker.py --set $(MMLB_WAREHOUSE)=$(MMLB)/qa_dev.jsonl \
+		--set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev_answers.jsonl --set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev.jsonl
 
 faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; one table
 	$(PYTHON) -m benchmarks.faults --corpus $(CORPUS)

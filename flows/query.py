@@ -184,7 +184,7 @@ def stored_question_sets(root: Path) -> list[QuestionSet]:
     for r in rows:
         sets.setdefault(r["qset_id"], []).append(r)
     keep = ("question_id", "question", "doc_name", "answer", "evidence_json", "question_type")
-    keep += ("must_include", "answerable", "cross_page")
+    keep += ("must_include", "answerable", "cross_page", "answer_format", "doc_type")
     return [
         QuestionSet(qset_id, rs[0]["source"], [{k: r[k] for k in keep} for r in rs]) for qset_id, rs in sets.items()
     ]

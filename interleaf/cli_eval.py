@@ -4,6 +4,7 @@ stored runs against each other; our answers in MMDocRAG's format."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,17 @@ def eval_(
     qa: Annotated[str | None, typer.Option("--qa", help="Questions with gold evidence (qa_dev.jsonl format)")] = None,
     mmdocrag: Annotated[
         str | None, typer.Option("--mmdocrag", help="An MMDocRAG JSONL file: answer its fixed contexts, score them")
+    ] = None,
+    mmlongbench: Annotated[
+        str | None,
+        typer.Option("--mmlongbench", help="MMLongBench-Doc's samples.json: ask each question of its document, score"),
+    ] = None,
+    documents: Annotated[
+        str | None, typer.Option("--documents", help="--mmlongbench: the folder of its PDFs, ingested first")
+    ] = None,
+    measured: Annotated[
+        str | None,
+        typer.Option("--measured", help="--mmlongbench: also write the table, with the command and commit, here"),
     ] = None,
     compare: Annotated[
         tuple[str, str] | None, typer.Option("--compare", help="RUN_A RUN_B: the metric differences, gated")
@@ -42,14 +54,22 @@ def eval_(
 ) -> None:
     """Evaluate: recall@k and every answer metric of the papers over a question file; MMDocRAG's
     fixed contexts; or two stored runs against each other (a regression gate)."""
-    chosen = [name for name, value in (("--qa", qa), ("--mmdocrag", mmdocrag), ("--compare", compare)) if value]
+    given = (("--qa", qa), ("--mmdocrag", mmdocrag), ("--mmlongbench", mmlongbench), ("--compare", compare))
+    chosen = [name for name, value in given if value]
     if len(chosen) != 1:
-        raise fail(InterleafError("give exactly one of --qa FILE, --mmdocrag FILE, --compare RUN_A RUN_B"))
+        raise fail(
+            InterleafError("give exactly one of --qa FILE, --mmdocrag FILE, --mmlongbench FILE, --compare RUN_A RUN_B")
+        )
+    if (documents or measured) and not mmlongbench:
+        raise fail(InterleafError("--documents and --measured go with --mmlongbench"))
     if compare:
         _compare(*compare, gate)
         return
     try:
-        if mmdocrag:
+        if mmlongbench:
+            rows, run_id, results = _eval_mmlongbench(mmlongbench, documents, as_json, measured)
+            names = {r["qset_id"]: Path(mmlongbench).name for r in results}
+        elif mmdocrag:
             from flows.mmdocrag import run_mmdocrag
 
             done = run_mmdocrag(state.warehouse, state.settings, mmdocrag, images, input_mode)
@@ -91,6 +111,40 @@ def _eval_qa(
         out.print(render(reports, infos))
     run_id = rows[0]["run_id"] if rows else run.run_id
     return rows, run_id, [r | {"qset_id": run.qset.qset_id} for r in results]
+
+
+def _eval_mmlongbench(
+    samples: str, documents: str | None, quiet: bool, measured: str | None = None
+) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
+    """MMLongBench-Doc: its documents ingested (what is stored is reused), each question asked in
+    its document's scope, scored by the benchmark's rules (interleaf/evaluate/mmlongbench_rows.py)."""
+    from flows.query import recall_summary, run_queries
+    from interleaf.evaluate.ablation import FULL
+    from interleaf.evaluate.mmlongbench_rows import render_table
+    from interleaf.questions.mmlongbench import read_mmlongbench
+
+    qset = read_mmlongbench(samples)
+    if documents:
+        from flows.runner import run_ingest
+
+        report = run_ingest(state.warehouse, state.settings, [documents], force_from=None)
+        if report.failed:
+            raise InterleafError(f"{documents}: the ingest failed; see `interleaf runs`")
+    run = run_queries(state.warehouse, state.settings, qset, ["doc"])
+    rows = run.table("eval_metrics", FULL.name, "doc").to_pylist()
+    table = render_table(rows)
+    if not quiet:
+        print_skipped(run)
+        out.rule(
+            f"{Path(samples).name}: {len(qset.rows)} questions, document scope (dev figures where it is a dev set)"
+        )
+        print(table)
+    if measured:
+        from interleaf.measured import write_measured
+
+        write_measured(Path(measured), f"MMLongBench-Doc: {Path(samples).parent.name}", table, sys.argv)
+    run_id = rows[0]["run_id"] if rows else run.run_id
+    return rows, run_id, [r | {"qset_id": run.qset.qset_id} for r in recall_summary(run)]
 
 
 def _report(

@@ -145,8 +145,10 @@ def scoped_question_set(qset: QuestionSet, catalog: DocumentCatalog, scopes: Seq
     """Each question's documents resolved to `doc_ids`, its `doc_name` made canonical.
 
     A line whose document matches nothing or was rejected becomes a reject with the reason, and the
-    rest go on; so does a line naming no document when the set is asked in doc scope. When no
-    question is left, that is an error: for a single question (`ask`, the server), its own.
+    rest go on. A line of a question file naming no document (`doc: null`) is asked over the whole
+    corpus in either scope: its scope is every document; a single question (`ask`, the server) in
+    doc scope must name one. When no question is left, that is an error: for a single question,
+    its own.
     """
     for scope in scopes:
         check_scope(scope)
@@ -158,7 +160,7 @@ def scoped_question_set(qset: QuestionSet, catalog: DocumentCatalog, scopes: Seq
         try:
             check_question(row["question"])
             refs = catalog.resolve_all(names)
-            if "doc" in scopes and not refs:
+            if "doc" in scopes and not refs and qset.source == "ask":
                 raise NoDocumentNamed("doc scope needs a document (--doc NAME), and this question names none")
         except ScopeError as error:
             rejects.append((row["question_id"], f"{where}{error}"))

@@ -52,6 +52,7 @@ class StoredAnswer:
     abstain_reason: str | None
     addresses_question: bool  # the generator's answer-level relevance verdict
     relevance_reason: str
+    short_answer: str | None = None  # the value asked for, or "Not answerable" (None: the generator gave none)
 
 
 def read_stored_answers(tables: Mapping[str, pa.Table], generate: GenerateConfig) -> list[StoredAnswer]:
@@ -93,6 +94,7 @@ def stored_answers(
                 abstain_reason=a["abstain_reason"],
                 addresses_question=a["addresses_question"],
                 relevance_reason=a["relevance_reason"],
+                short_answer=a.get("short_answer"),
             )
         )
     return out

@@ -73,7 +73,8 @@ def _quote_with(context: tuple[ContextQuote, ...], needle: str) -> ContextQuote:
 def test_it_is_a_generator_with_no_model_and_no_prompt() -> None:
     generator: Generator = OfflineGenerator(OfflineConfig())
     assert (generator.name, generator.model, generator.input_mode) == ("offline", None, "text")
-    assert generator.prompt_hashes() == [] and generator.version() == {}
+    # no prompt; its version is the fitted ranker's file and the similarity model, what moves its answers
+    assert generator.prompt_hashes() == [] and set(generator.version()) == {"answer_ranker", "similarity"}
     requests = [AnswerRequest("a", "Anything?", ()), AnswerRequest("b", "Else?", ())]
     # nothing retrieved: each question gets the abstention, as data
     out = generator.generate(requests, lambda path: b"")
@@ -179,7 +180,7 @@ def test_an_image_two_parts_are_read_from_is_placed_once(context: tuple[ContextQ
     assert all(s.supported is True and s.citations for s in checked.sentences), [
         (s.text, [c.reason for c in s.citations]) for s in checked.sentences
     ]
-    assert {"41.4", "53.7"} <= set(numbers_in(answer)), answer
+    assert "53.7" in numbers_in(answer), answer  # the highest textual F1, Qwen3-8B's
 
 
 def test_a_sentence_naming_an_image_already_placed_keeps_its_citation_and_places_it_no_more(

@@ -394,3 +394,23 @@ def test_an_answer_whose_cited_sentences_share_no_anchor_is_flagged(server: Open
     assert rows["off"]["answerable"] is True and rows["off"]["addresses_question"] is False
     assert "MS MARCO" in rows["off"]["relevance_reason"] or "MARCO" in rows["off"]["relevance_reason"]
     assert rows["on"]["addresses_question"] is True, rows["on"]["relevance_reason"]
+
+
+def test_the_short_answer_line_is_asked_for_and_stored_apart(monkeypatch: pytest.MonkeyPatch, context) -> None:
+    """The prompt asks for a last `Short answer:` line (MMLongBench-Doc scores it); the answer shown
+    comes without it, `short_answer` holds its value; "Not answerable" there is an abstention."""
+    quotes, crops = context
+    monkeypatch.setenv("TEST_GEN_KEY", "gen-key")
+    replies = {
+        "(0)": ANSWER + "\n\n**Short answer:** Qwen3-8B",
+        "(1)": "The documents do not say which model is best on MS MARCO.\nShort answer: Not answerable",
+        "(2)": ANSWER,  # no line: no short answer
+    }
+    reply = lambda seen: next(r for k, r in replies.items() if seen.prompt.endswith(k))  # noqa: E731
+    with running(OpenAIServer("qwen-vl-test", "gen-key", reply)) as srv:
+        out = get_generator(settings(srv.base_url)).generate(requests_for(quotes, 3), crops.__getitem__)
+        system = srv.seen[0].body["messages"][0]["content"]
+    assert "Short answer:" in system and "Not answerable" in system
+    assert [a.markdown for a in out] == [ANSWER, "The documents do not say which model is best on MS MARCO.", ANSWER]
+    assert [a.short_answer for a in out] == ["Qwen3-8B", "Not answerable", None]
+    assert [a.answerable for a in out] == [True, False, True]

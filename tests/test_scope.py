@@ -78,7 +78,7 @@ def test_question_file_line_naming_an_unknown_document_is_a_reject(
     lines = [
         {"id": "s1", "question": QUESTION, "doc": "dpr-emnlp2020"},
         {"id": "s2", "question": QUESTION, "doc": "no-such-paper.pdf"},
-        {"id": "s3", "question": "What does MAVIS stand for?"},  # no document: not askable in doc scope
+        {"id": "s3", "question": "What does MAVIS stand for?"},  # no document: asked over the whole corpus
     ]
     qa = tmp_path / "scoped.jsonl"
     qa.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
@@ -87,11 +87,15 @@ def test_question_file_line_naming_an_unknown_document_is_a_reject(
     assert "s2" in result.stdout and "no-such-paper.pdf" in result.stdout
     qset = re.search(r"question set (\w+)", result.stdout).group(1)
     answered = sql_rows(root, f"select question_id from answers where qset_id = '{qset}' order by 1")
-    assert [r["question_id"] for r in answered] == ["s1"]
+    assert [r["question_id"] for r in answered] == ["s1", "s3"]
     rejects = sql_rows(root, "select quote_id, reason from rejects where stage = 'questions' order by created_at")
     reasons = {r["reason"] for r in rejects}
     assert any("no-such-paper.pdf" in r and "dpr-emnlp2020.pdf" not in r for r in reasons), reasons
-    assert any("names none" in r for r in reasons), reasons
+    assert not any("names none" in r for r in reasons), reasons
+    contexts = sql_rows(
+        root, f"select count(distinct doc_id) as docs from contexts where qset_id = '{qset}' and question_id = 's3'"
+    )
+    assert contexts[0]["docs"] > 1  # its scope is the whole corpus
     corpus = run_cli(root, "answer", "--qa", str(qa), "--scope", "corpus")
     qset = re.search(r"question set (\w+)", corpus.stdout).group(1)
     answered = sql_rows(root, f"select question_id from answers where qset_id = '{qset}' order by 1")

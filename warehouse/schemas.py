@@ -230,6 +230,10 @@ QUESTIONS = pa.schema(
         pa.field("must_include", pa.list_(pa.string())),  # strings a correct answer holds
         pa.field("answerable", pa.bool_()),  # false: the right answer is "the documents do not say"
         pa.field("cross_page", pa.bool_()),  # the answer needs more than one page
+        # MMLongBench-Doc's gold (interleaf/questions/mmlongbench.py): how its short answer is scored
+        # (Int, Float, Str, List, None) and the kind of document; null for other question sets
+        pa.field("answer_format", pa.string()),
+        pa.field("doc_type", pa.string()),
         pa.field("context", pa.string()),  # a chat's earlier turns (the server): one more clause for expansion
         pa.field("source", pa.string(), nullable=False),  # the question file, or "ask"
     ]
@@ -384,6 +388,9 @@ ANSWERS = pa.schema(
         pa.field("scope", pa.string(), nullable=False),
         pa.field("question", pa.string(), nullable=False),
         pa.field("answer_md", pa.string(), nullable=False),  # citations repaired, invalid ones removed
+        # the value, name or list asked for, or "Not answerable" (what MMLongBench-Doc scores); null
+        # where the generator gave none
+        pa.field("short_answer", pa.string()),
         pa.field("raw_md", pa.string(), nullable=False),  # as the generator wrote it (reasoning stripped)
         pa.field("generator", pa.string(), nullable=False),  # offline, openai, transformers
         pa.field("model", pa.string()),

@@ -14,10 +14,12 @@ import pyarrow as pa
 from interleaf.evaluate.answers import answered_questions, citation_validity, metric_rows, retrieval_rows
 from interleaf.evaluate.config import EvaluateConfig, JudgeConfig
 from interleaf.evaluate.metrics import judge_prompt_hashes
+from interleaf.evaluate.mmlongbench_rows import EXTRACTION_PROMPT, mmlongbench_rows
 from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, counts, outcomes, recall_table
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.registry import get_chat_model
 from interleaf.index.corpus import QuoteCorpus
+from interleaf.prompts import load_prompt
 from interleaf.stage import StageInput, StageOutput
 from interleaf.stored_answers import read_stored_answers
 from interleaf.versions import package_versions
@@ -30,7 +32,10 @@ OVERLAP_PACKAGES = ("nltk", "rouge-score", "sacrebleu")
 
 def judge_prompts(judge: JudgeConfig) -> list[str]:
     """The hashes of the judge's prompts (none without a judge): for an answer-scoring stage's fingerprint."""
-    return [] if judge.backend == "none" else sorted(judge_prompt_hashes(judge.families).values())
+    if judge.backend == "none":
+        return []
+    # the benchmark's extraction prompt reads a short answer for MMLongBench-Doc's score
+    return sorted([*judge_prompt_hashes(judge.families).values(), load_prompt(EXTRACTION_PROMPT).hash])
 
 
 def judge_version(judge: JudgeConfig) -> dict[str, str]:
@@ -154,6 +159,14 @@ class EvaluateStage:
             gold.setdefault(o.question_id, set()).update(o.matches)
         rows += retrieval_rows(t["hits"].to_pylist(), gold, self.budgets)
         rows.append(citation_validity(answered))
+        rows += mmlongbench_rows(
+            t["questions"].to_pylist(),
+            stored,
+            _ranked_pages(t["contexts"], max(self.budgets)),
+            names,
+            judge,
+            judge_config.max_tokens,
+        )
         for group, by_k in recall_table(outs, self.budgets).items():  # the evidence-level recall of the README
             for k, value in by_k.items():
                 name = f"recall@{k}"
@@ -163,6 +176,15 @@ class EvaluateStage:
                     | {"group_name": where[1], "note": "evidence items found in the context"}
                 )
         return rows
+
+
+def _ranked_pages(contexts: pa.Table, budget: int) -> dict[str, list[tuple[str, int]]]:
+    """question_id -> its context's (doc_id, page_idx) in rank order, at `budget` quotes."""
+    out: dict[str, list[tuple[int, str, int]]] = {}
+    for r in contexts.select(["question_id", "budget", "position", "doc_id", "page_idx"]).to_pylist():
+        if r["budget"] == budget:
+            out.setdefault(r["question_id"], []).append((r["position"], r["doc_id"], r["page_idx"]))
+    return {q: [(d, p) for _, d, p in sorted(v)] for q, v in out.items()}
 
 
 def _evidence_rows(

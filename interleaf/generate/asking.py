@@ -79,7 +79,7 @@ _PREPOSITIONS = frozenset(
 _MEASURES = frozenset(
     """
     accuracy accuracies score scores rate rates ratio ratios percentage percentages percent share proportion
-    count number amount cost costs price prices recall precision f1 f1-score mauve ndcg revenue profit
+    count number amount cost costs price prices recall precision f1 f1-score revenue profit
     income sales speed duration potential length size weight mass temperature density throughput latency counts
     """.split()  # noqa: SIM905
 )
@@ -89,13 +89,13 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
     "euro": ("€", "eur", "euro"),
     "pound": ("£", "gbp", "pound"),
     "yen": ("¥", "jpy", "yen"),
-    "rupee": ("₹", "inr", "rupee", "rs", "crore", "lakh"),
+    "rupee": ("₹", "inr", "rupee", "rs"),
     "won": ("₩", "krw", "won"),
 }
 _CURRENCY = re.compile(r"\b(dollar|euro|pound|yen|rupee|won)s?\b", re.I)
 _AUX = ("is", "are", "was", "were", "does", "do", "did", "has", "have", "appear", "appears", "say", "says")
 _DOC_NOUN = (
-    r"(?:paper|article|report|brief|guide|redpaper|handbook|manual|book|booklet|overview|study|document|codex"
+    r"(?:paper|article|report|brief|guide|handbook|manual|book|booklet|overview|study|document"
     r"|website|presentation|slides|thesis|survey|memo|guidelines?|page)"
 )
 _DOC_NOUN_WORDS = re.sub(r"[^a-z]+", " ", _DOC_NOUN.replace("guidelines?", "guideline"))

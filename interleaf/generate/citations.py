@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from interleaf.generate.abbreviations import defined_abbreviations, with_abbreviations
 from interleaf.generate.protocol import CheckedAnswer, CheckedSentence, Citation, ContextQuote, Modality
 from interleaf.generate.relevance import answer_verdict
 from interleaf.generate.sentences import (
@@ -31,6 +32,7 @@ from interleaf.generate.sentences import (
     split_sentences,
     strip_marks,
 )
+from interleaf.generate.value_check import number_held, numbers_unheld, stated_numbers
 
 __all__ = [
     "CitationMark",
@@ -201,6 +203,7 @@ def check_answer(
     by_label = {(q.modality, q.number): q for q in quotes}
     cleaned, invalid = _drop_invalid(fixed, by_label)
     support = {q.quote_id: _support_of(q) for q in quotes}
+    defined = defined_abbreviations(q.text for q in quotes)
 
     sentences = split_sentences(cleaned)
     claims = [_claim(s) for s in sentences]
@@ -216,7 +219,8 @@ def check_answer(
         if not marks:
             checked.append(CheckedSentence(index, sentence, (), None))
             continue
-        checked.append(_judge(index, sentence, claim, marks, quoted, support, similarity.get(index, {})))
+        labelled = with_abbreviations(claim, defined)  # "WebQuestions" names the "WQ" column
+        checked.append(_judge(index, sentence, claim, marks, quoted, support, similarity.get(index, {}), labelled))
     verdict = answer_verdict(question, checked, quotes) if question is not None else None
     return CheckedAnswer(cleaned, tuple(checked), invalid, repaired, tuple(cited), verdict)
 
@@ -335,8 +339,11 @@ def _judge(
     quoted: list[ContextQuote],
     support: dict[str, _Support],
     similarity: dict[str, float],
+    labelled: str,
 ) -> CheckedSentence:
-    numbers = numbers_in(claim)
+    """`labelled`: the claim with the other form of the abbreviations it uses, what value_check
+    reads a number's labels from."""
+    numbers = stated_numbers(claim)  # "Table 2"'s 2 is where, not what, the sentence says
     words = set(content_words(claim))
     unique = list({q.quote_id: q for q in quoted}.values())
     need = MIN_COVERAGE if len(unique) == 1 else MIN_COVERAGE_SHARED
@@ -348,9 +355,11 @@ def _judge(
         covered = len(words & s.words)
         share = covered / len(words) if words else 1.0
         sim = similarity.get(quote.quote_id)
-        numbers_ok = not numbers or bool(found)
+        # a number of the quote's, but in another row or said of another thing: not what the sentence says
+        elsewhere = [n for n in found if number_held(labelled, n, quote) is False]
+        numbers_ok = (not numbers or bool(found)) and not elsewhere
         words_ok = share >= need or (sim is not None and sim >= MIN_SIMILARITY)
-        reason = _reason(numbers, found, covered, len(words), sim)
+        reason = _reason(numbers, found, covered, len(words), sim, elsewhere)
         citations.append(Citation(quote.quote_id, mark.modality, mark.number, numbers_ok and words_ok, reason))
 
     all_numbers = set().union(*(support[q.quote_id].numbers for q in unique))
@@ -359,11 +368,14 @@ def _judge(
     share = len(words & all_words) / len(words) if words else 1.0
     best_sim = max(similarity.values(), default=None)
     content_ok = share >= MIN_COVERAGE or (best_sim is not None and best_sim >= MIN_SIMILARITY)
-    supported = not missing and content_ok and any(c.supported for c in citations)
-    return CheckedSentence(index, sentence, tuple(citations), supported)
+    unheld = numbers_unheld(labelled, unique) if numbers else []
+    supported = not missing and not unheld and content_ok and any(c.supported for c in citations)
+    return CheckedSentence(index, sentence, tuple(citations), supported, values_backed=not missing and not unheld)
 
 
-def _reason(numbers: list[str], found: list[str], covered: int, total: int, sim: float | None) -> str:
+def _reason(
+    numbers: list[str], found: list[str], covered: int, total: int, sim: float | None, elsewhere: list[str]
+) -> str:
     if not numbers and not total:
         return "no claim to check"
     parts = []
@@ -372,6 +384,8 @@ def _reason(numbers: list[str], found: list[str], covered: int, total: int, sim:
         parts.append(
             f"numbers {', '.join(found)} found" if not missing else f"numbers {', '.join(missing)} not in quote"
         )
+        if elsewhere:
+            parts.append(f"numbers {', '.join(elsewhere)} not under the sentence's labels in the quote")
     parts.append(f"content words {covered}/{total}")
     if sim is not None:
         parts.append(f"similarity {sim:.2f}")

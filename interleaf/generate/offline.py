@@ -21,14 +21,19 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from interleaf.evidence import fold
+from interleaf.generate.abbreviations import defined_abbreviations, with_abbreviations
 from interleaf.generate.abstain import abstention
+from interleaf.generate.answer_features import Candidates, candidate_features
+from interleaf.generate.answer_ranker import fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.citations import add_placing_once, image_alt
 from interleaf.generate.config import OfflineConfig
-from interleaf.generate.offline_scoring import Scored, extreme_rows, score_units
+from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, superlative
 from interleaf.generate.offline_units import (
     LABEL,
     LEAD_IN,
@@ -40,8 +45,10 @@ from interleaf.generate.offline_units import (
     where,
 )
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
-from interleaf.generate.relevance import Evidence, Finding, Relevance, names_another_float, names_float
-from interleaf.generate.sentences import TableRow, keep_together
+from interleaf.generate.relevance import Evidence, Relevance, gives_value
+from interleaf.generate.sentences import TableRow, keep_together, numbers_in
+from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
+from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.table_cells import cell_sentence, with_legend
 
 # More sentences from an answering quote: those answering the same part and scoring at least this
@@ -49,14 +56,11 @@ from interleaf.generate.table_cells import cell_sentence, with_legend
 # (quote-selection F1 / number recall from 0.833 / 0.810): 0.6: 0.833/0.783; at most 4: 0.833/0.737.
 SAME_QUOTE_RELATIVE = 0.5
 MAX_PER_QUOTE = 6
-# A comparison's two rows are looked for among the best-ranked rows of the context, this many: a
-# table's rows rank together, and a question compares rows it names. Set by reading, not measured.
-COMPARED_ROWS = 8
+# An abstention says why from the findings of the best-ranked candidates, this many (the reason's
+# wording only; which candidate answers is the ranker's).
+REASONS_FROM = 10
 # "... and what is its value?": a part that points back at what the part before it found.
 _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|these|those)\b", re.I)
-_COMPARING = re.compile(
-    r"\b(?:vs\.?|versus|compared\s+(?:with|to)|than|closest\s+to|relative\s+to|between\b.+\band)\b", re.I
-)
 # Candidate kinds that can answer: a figure's OCR labels (axis ticks, legend words) only support.
 ANSWERING = ("sentence", "caption", "row", "block")
 
@@ -66,6 +70,7 @@ class Composed:
     markdown: str
     answerable: bool
     abstain_reason: str | None = None
+    short_answer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class PartAnswer:
     reason: str = ""  # why nothing answers it
     compared: tuple[TableRow, ...] = ()  # rows written beside the chosen one: the other side of a comparison
     labels_only: bool = False  # answered by a figure's labels: written as the figure, the labels quoted
+    extreme: str = ""  # "the highest of the table's rows": the chosen row is the extreme a superlative asks for
 
 
 class OfflineGenerator:
@@ -90,7 +96,7 @@ class OfflineGenerator:
         return []
 
     def version(self) -> dict[str, str]:
-        return {}
+        return {"answer_ranker": fitted_ranker().digest, "similarity": model_version()}
 
     def generate(self, requests: list[AnswerRequest], load_image: ImageLoader) -> list[GeneratedAnswer]:
         out = []
@@ -104,7 +110,12 @@ class OfflineGenerator:
             seconds = time.perf_counter() - started
             out.append(
                 GeneratedAnswer(
-                    r.question_id, c.markdown, seconds=seconds, answerable=c.answerable, abstain_reason=c.abstain_reason
+                    r.question_id,
+                    c.markdown,
+                    seconds=seconds,
+                    answerable=c.answerable,
+                    abstain_reason=c.abstain_reason,
+                    short_answer=c.short_answer,
                 )
             )
         return out
@@ -119,32 +130,65 @@ class OfflineGenerator:
         units = [u for q in request.quotes for u in units_of(q)]
         if not units:
             why = "no quote was retrieved"
-            return Composed(abstention(request.question, why), False, why)
-        single = len(relevance.parts) == 1
+            return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
+        ranker = fitted_ranker()
+        defined = defined_abbreviations(q.text for q in request.quotes)
         answers: list[PartAnswer] = []
         for part in relevance.parts:
-            question, clauses = (request.question, request.clauses[1:]) if single else (part.text, ())
+            candidates = rank_part(request, part, units, labels, relevance)
             ranked = tuple(
                 _without_repeats(
-                    sorted(score_units(question, clauses, units, labels, request.quotes), key=lambda s: -s.score)
+                    sorted(
+                        (
+                            Scored(s.unit, float(p), s.terms, s.anchors)
+                            for s, p in zip(candidates.scored, ranker.probabilities(candidates.matrix), strict=True)
+                        ),
+                        key=lambda s: -s.score,
+                    )
                 )
             )
-            answers.append(_answer_part(part, ranked, units, relevance, answers))
+            # "WebQuestions" is read as "WQ" too where the document defines it so: its tables' labels
+            labelled = replace(part, text=with_abbreviations(part.text, defined))
+            answers.append(_answer_part(labelled, ranked, units, relevance, answers, ranker.threshold))
         if not any(a.chosen for a in answers):
             why = "; ".join(dict.fromkeys(a.reason for a in answers))
-            return Composed(abstention(request.question, why), False, why)
+            return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
         by_id = {q.quote_id: q for q in request.quotes}
         figures = {(by_id[qid].doc_id, fold(label)): by_id[qid] for qid, label in labels.items()}
-        return Composed(write(answers, units, relevance, figures, self.config.max_words), True)
+        markdown = write(answers, units, relevance, figures, self.config.max_words)
+        return Composed(markdown, True, short_answer=offline_short_answer(request.question, answers, units))
+
+
+def rank_part(
+    request: AnswerRequest, part: Part, units: Sequence[Unit], labels: dict[str, str], relevance: Relevance
+) -> Candidates:
+    """Every candidate of the context for one part of the question, with its rule-based score and
+    its feature row (answer_features.py): what the fitted ranker reads, here and when it is fitted."""
+    single = len(relevance.parts) == 1
+    question, clauses = (request.question, request.clauses[1:]) if single else (part.text, ())
+    # "WebQuestions" finds the column the document abbreviates "WQ", and the other way round
+    defined = defined_abbreviations(q.text for q in request.quotes)
+    question = with_abbreviations(question, defined)
+    scored = score_units(question, clauses, units, labels, request.quotes)
+    evidence = [evidence_of(u, units) for u in units]
+    close = similarities(question, [u.text for u in units], np.array([s.score for s in scored]))
+    matrix = candidate_features(question, part, units, scored, request.quotes, relevance, evidence, close)
+    return Candidates(tuple(units), tuple(scored), matrix)
 
 
 def _answer_part(
-    part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance, before: list[PartAnswer]
+    part: Part,
+    ranked: Sequence[Scored],
+    units: Sequence[Unit],
+    relevance: Relevance,
+    before: list[PartAnswer],
+    threshold: float,
 ) -> PartAnswer:
-    """The best-ranked candidate that answers the part; for a part that speaks of what the part
-    before it found ("..., and what is its value?"), that first; for "which ... highest", the top
-    row; for a comparison, two rows of one table that hold its anchors between them; else a
-    figure whose labels hold them; else nothing, with the reason."""
+    """The candidate the fitted ranker gives the highest probability, when that probability reaches
+    the fitted threshold; for a part that speaks of what the part before it found ("..., and what
+    is its value?"), that first; a table's caption gives way to its row that answers, and for "which
+    ... highest" the row holding the extreme; a figure's labels are written as the figure with
+    them quoted. Below the threshold, nothing, with the reason."""
     ranked = tuple(ranked)
     earlier = before[-1].chosen if before else None
     # a table row holds more than the cell the part before asked for: "its value", "the two counts"
@@ -154,41 +198,33 @@ def _answer_part(
         bare = Part("", (), part.want, frozenset(), part.numbers, part.currency)
         if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
             return PartAnswer(part, earlier, ranked)
-    findings: list[Finding] = []
-    first: Scored | None = None
-    for s in ranked:
-        if s.unit.kind not in ANSWERING:
-            continue
-        evidence = evidence_of(s.unit, units)
-        finding = relevance.check(part, evidence)
-        if finding.ok and names_float(part, evidence):  # "What does Figure 3 show?": Figure 3 first
-            first = s
-            break
-        if finding.ok and first is None and not names_another_float(part, evidence):
-            first = s
-        findings.append(finding)
-    if not part.required and (first is None or not names_float(part, evidence_of(first.unit, units))):
-        first = _named_caption(part, ranked, units) or first
-    if first is not None:
-        first = _row_instead(first, part, ranked, units, relevance)
-        return PartAnswer(part, _extreme_instead(first, part, ranked, units, relevance), ranked)
-    if _COMPARING.search(part.text):
-        pair = _compared_rows(part, ranked, units, relevance)
-        if pair:
-            return PartAnswer(part, pair[0], ranked, compared=(pair[1],))
-    for s in ranked:
-        if s.unit.kind == "ocr" and relevance.check(part, evidence_of(s.unit, units)).ok:
-            return PartAnswer(part, s, ranked, labels_only=True)
-    return PartAnswer(part, None, ranked, relevance.reason(part, findings))
+    # a part that asks for a number, an amount, a date or a code is answered by a candidate giving one
+    candidates = [
+        s
+        for s in ranked
+        if s.unit.kind in (*ANSWERING, "ocr") and (part.want == "text" or gives_value(part, s.unit.text))
+    ]
+    if not candidates or candidates[0].score < threshold:
+        findings = [relevance.check(part, evidence_of(s.unit, units)) for s in candidates[:REASONS_FROM]]
+        return PartAnswer(part, None, ranked, relevance.reason(part, findings))
+    first = candidates[0]
+    if first.unit.kind == "ocr":
+        return PartAnswer(part, first, ranked, labels_only=True)
+    first = _row_instead(first, part, ranked, units, relevance)
+    first = _extreme_instead(_named_row_instead(first, part, ranked, units), part, ranked, units, relevance)
+    return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units))
 
 
-def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored | None:
-    """For a part that asks about a table or figure it names and nothing narrower ("What does Table 2
-    compare?"), that float's caption: it says what the float shows, whatever words the part uses."""
-    if not any(a.kind == "reference" and LABEL.fullmatch(a.text) for a in part.anchors):
-        return None
-    captions = (s for s in ranked if s.unit.kind == "caption")
-    return next((s for s in captions if names_float(part, evidence_of(s.unit, units))), None)
+def _extreme_note(chosen: Scored, part: Part, units: Sequence[Unit]) -> str:
+    """What a superlative's answer was compared over: "the highest of the table's rows" (no count: a
+    number the quote does not print would be a claim its citation does not back)."""
+    if chosen.unit.row is None:
+        return ""
+    table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]
+    word = superlative(part.text)
+    if not word or id(chosen.unit) not in extreme_row_ids(part.text, table):
+        return ""
+    return f"the {word.casefold()} of the table's rows"
 
 
 def _row_instead(
@@ -203,6 +239,27 @@ def _row_instead(
     return next((s for s in same_table if relevance.check(part, evidence_of(s.unit, units)).ok), chosen)
 
 
+def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored:
+    """A row the question names by a whole label cell wins over the chosen row of its table that it
+    does not: "BM25" names the BM25 row, not the "BM25 + DPR" one that holds the word too."""
+    if chosen.unit.row is None:
+        return chosen
+    asked = fold(part.text)
+    same_table = [s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None]
+    named = {id(s): _labels_named(s.unit, asked) for s in same_table}
+    most = max(named.values(), default=0)
+    if named.get(id(chosen), 0) >= most:
+        return chosen
+    return next(s for s in same_table if named[id(s)] == most)
+
+
+def _labels_named(unit: Unit, asked: str) -> int:
+    """How many of a row's label cells (those with words and no number) the question states whole."""
+    assert unit.row is not None
+    cells = [c for c in (*unit.row.cells, unit.row.group) if c.strip() and not numbers_in(c)]
+    return sum(re.search(rf"(?<!\w){re.escape(fold(c))}(?!\w)", asked) is not None for c in cells if fold(c))
+
+
 def _extreme_instead(
     chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
 ) -> Scored:
@@ -210,38 +267,13 @@ def _extreme_instead(
     if chosen.unit.row is None:
         return chosen
     table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]
-    top = extreme_rows(part.text, table)
+    top = extreme_row_ids(part.text, table)
     if not top or id(chosen.unit) in top:
         return chosen
     for s in ranked:
         if id(s.unit) in top and relevance.check(part, evidence_of(s.unit, units)).ok:
             return s
     return chosen
-
-
-def _compared_rows(
-    part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
-) -> tuple[Scored, TableRow] | None:
-    """Two rows of one table that answer a comparison together: between them they hold what the
-    question names ("Gold ... 31 vs 31+32", "Base ... closest to Chipper's")."""
-    rows = [s for s in ranked if s.unit.row is not None][:COMPARED_ROWS]
-    for a in rows:
-        for b in rows:
-            if a is b or a.unit.quote is not b.unit.quote:
-                continue
-            one, other = evidence_of(a.unit, units), evidence_of(b.unit, units)
-            both = Evidence(
-                f"{one.text}\n{other.text}",
-                f"{one.context}\n{other.context}",
-                one.doc_id,
-                one.doc_name,
-                one.doc_title,
-                f"{one.own}\n{other.own}",
-            )
-            if relevance.check(part, both).ok:
-                assert b.unit.row is not None
-                return a, b.unit.row
-    return None
 
 
 def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:
@@ -369,6 +401,7 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
         sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared)
+        sentence += f", {answer.extreme}" if answer.extreme else ""
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
         body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
     elif answer.labels_only:

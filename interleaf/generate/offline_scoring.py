@@ -26,7 +26,9 @@ _WANTS_NUMBER = re.compile(
     re.I,
 )
 _QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
-_MOST = re.compile(r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top)\b", re.I)
+_MOST = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top(?![-‐–]?\d))\b", re.I
+)
 _LEAST = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|worst|shortest|weakest)\b", re.I)
 _NUMBER_CUE = re.compile(r"[0-9][0-9.,]*%?")
 
@@ -73,7 +75,7 @@ def cues_of(question: str) -> list[Cue]:
     return [Cue(key, 2.0 if LABEL.fullmatch(text.strip()) or key in quoted else 1.0) for key, text in found.items()]
 
 
-def _query_weights(question: str, clauses: Sequence[str], units: Sequence[Unit]) -> dict[str, float]:
+def query_weights(question: str, clauses: Sequence[str], units: Sequence[Unit]) -> dict[str, float]:
     """The question's content words, weighted by rarity among this context's sentences (a word
     every sentence has tells none apart); words only an expanded clause has count less."""
     weights: dict[str, float] = {}
@@ -126,16 +128,11 @@ def score_units(
     labels: dict[str, str],
     quotes: Sequence[ContextQuote],
 ) -> list[Scored]:
-    weights = _query_weights(question, clauses, units)
+    weights = query_weights(question, clauses, units)
     total = sum(weights.values()) or 1.0
     folded = {id(u): fold(u.text) for u in units}
     label_of = {qid: fold(label) for qid, label in labels.items()}
-    shared = _shared_name_tokens(quotes)
-    holders = {
-        c: {id(u) for u in units if _holds(u, folded[id(u)], c)}
-        for c in cues_of(question)
-        if not set(re.findall(r"\w+", c.text)) <= shared  # "the MAVIS paper" names the document, not a quote
-    }
+    holders = cue_holders(question, units, quotes, folded)
     labelled = {c for c in holders if c.text in label_of.values()}
     # a cue no sentence holds tells none apart; one most sentences hold tells little (a name the
     # whole document repeats): cues are weighted by rarity, as words are
@@ -146,7 +143,7 @@ def score_units(
     wants_number = bool(_WANTS_NUMBER.search(question))
     named = {fold(m.group(0)) for m in LABEL.finditer(question)}
     rank = {q.quote_id: i for i, q in enumerate(quotes)}
-    context = _quote_words(units)
+    context = quote_words(units)
     extremes = _extreme_rows(question, units, weights)
 
     out = []
@@ -170,6 +167,20 @@ def score_units(
     return out
 
 
+def cue_holders(
+    question: str, units: Sequence[Unit], quotes: Sequence[ContextQuote], folded: dict[int, str] | None = None
+) -> dict[Cue, set[int]]:
+    """Each anchor of the question and the units (by id) holding it; an anchor made of the words
+    every quote's file name has names the document, not a quote, and is left out."""
+    folded = folded if folded is not None else {id(u): fold(u.text) for u in units}
+    shared = _shared_name_tokens(quotes)
+    return {
+        c: {id(u) for u in units if _holds(u, folded[id(u)], c)}
+        for c in cues_of(question)
+        if not set(re.findall(r"\w+", c.text)) <= shared  # "the MAVIS paper" names the document, not a quote
+    }
+
+
 def _names_another(folded_text: str, named: set[str], own_label: str) -> bool:
     """The sentence names an object of a kind the question names, and not the one it names: "Table 4"
     where the question asks about "Table 2" (an image quote's own label counts as named by it)."""
@@ -179,7 +190,7 @@ def _names_another(folded_text: str, named: set[str], own_label: str) -> bool:
     return bool(same_kind) and not (same_kind & named)
 
 
-def _quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
+def quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
     """Every word of a quote (its caption included), the context a sentence is read in."""
     out: dict[str, set[str]] = {}
     for u in units:
@@ -187,9 +198,15 @@ def _quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
     return out
 
 
-def extreme_rows(question: str, units: Sequence[Unit]) -> set[int]:
+def superlative(question: str) -> str:
+    """The superlative a question asks by ("highest", "fewest"), when it asks by one only."""
+    most, least = _MOST.search(question), _LEAST.search(question)
+    return (most or least).group(0) if bool(most) != bool(least) else ""  # type: ignore[union-attr]
+
+
+def extreme_row_ids(question: str, units: Sequence[Unit]) -> set[int]:
     """`_extreme_rows` with the question's own word weights: the rows a "which ... highest" part asks for."""
-    return _extreme_rows(question, units, _query_weights(question, (), units))
+    return _extreme_rows(question, units, query_weights(question, (), units))
 
 
 def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float]) -> set[int]:
@@ -211,8 +228,13 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
         # the measure the superlative is about ("the highest [polarization resistance]"), else any
         # column the question names
         of = {w: 1.0 for w in content_words(" ".join((most or least).string[(most or least).end() :].split()[:3]))}
-        named = [j for j in numeric if j < len(header) and _shares_word(header[j], of)]
-        named = named or [j for j in numeric if j < len(header) and _shares_word(header[j], weights)]
+        # the column whose header names the most of what the superlative is about, then of the
+        # question ("the highest [Top-20] accuracy on [TREC]": Top-20 · TREC, not every Top-20 column)
+        overlap = {
+            j: 2 * _shared_words(header[j], of) + _shared_words(header[j], weights) for j in numeric if j < len(header)
+        }
+        best = max(overlap.values(), default=0)
+        named = [j for j, n in overlap.items() if n == best and n > 0]
         for j in named or numeric:
             valued = [(u.row.value(j), u) for u in rows if u.row is not None and u.row.value(j) is not None]
             best = pick(v for v, _ in valued)
@@ -224,6 +246,6 @@ def _numeric(rows: list[Unit], column: int) -> bool:
     return sum(u.row is not None and u.row.value(column) is not None for u in rows) >= 2
 
 
-def _shares_word(header: str, weights: dict[str, float]) -> bool:
-    """A header word the question has, or one that starts a question word ("Text" / "textual")."""
-    return any(h == w or (len(h) >= 3 and w.startswith(h)) for h in content_words(header) for w in weights)
+def _shared_words(header: str, weights: dict[str, float]) -> int:
+    """The header's words the question has, or that start a question word ("Text" / "textual")."""
+    return sum(any(h == w or (len(h) >= 3 and w.startswith(h)) for w in weights) for h in set(content_words(header)))

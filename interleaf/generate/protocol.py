@@ -66,6 +66,8 @@ class GeneratedAnswer:
     prompt_hashes: tuple[str, ...] = ()  # every prompt rendered for this answer, in the order used
     answerable: bool = True  # False: the generator abstained ("The documents do not say ...")
     abstain_reason: str | None = None  # why it abstained: the anchor no quote covers, the model's words
+    # the value, name or list asked for, or "Not answerable" (MMLongBench-Doc scores it); None: not given
+    short_answer: str | None = None
 
 
 class Generator(Protocol):
@@ -132,6 +134,8 @@ class CheckedSentence:
     text: str  # the sentence as shown, citations included
     citations: tuple[Citation, ...]
     supported: bool | None  # None: the sentence cites nothing
+    # every value it states is in a quote it cites, under the labels it gives it (value_check.py)
+    values_backed: bool = True
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,7 @@ class Relevance:
                 missing.append(a.text)
         if missing:
             return Finding(False, f"it does not mention {_join(missing)}", tuple(missing))
-        if part.want != "text" and not _gives_value(part, evidence.text):
+        if part.want != "text" and not gives_value(part, evidence.text):
             return Finding(False, f"it gives no {want_label(part).removeprefix('a ').removeprefix('an ')}")
         if not held_names and latin and not _is_about(part, evidence, read):
             return Finding(False, "it is about something else")
@@ -240,7 +240,7 @@ _CODE_VALUE = re.compile(
 )
 
 
-def _gives_value(part: Part, text: str) -> bool:
+def gives_value(part: Part, text: str) -> bool:
     """A number the question did not state (a float label's or a reference's number is no value),
     for an amount of a named currency that currency, for a code a token of letters and digits."""
     bare = _CITED_YEAR.sub(" ", REFERENCE.sub(" ", text))
@@ -296,8 +296,11 @@ def answer_verdict(question: str, sentences: Sequence[CheckedSentence], quotes: 
                 own,
             )
             finding = relevance.check(part, evidence)
-            if finding.ok and (cited or not quotes):
+            if finding.ok and (cited or not quotes) and sentence.values_backed:
                 answered += [c_label(c) for c in sentence.citations] or ["(no citation)"]
+            elif not why and finding.ok and cited:
+                # its value is not what its quotes say (value_check.py): an answer, but not one to count
+                why = "the value its sentence gives is not in the quotes it cites, under the labels it gives it"
             elif not why:
                 why = finding.why if cited else "no sentence that cites a quote answers it"
         said = [i for i in missing_idx if _about(texts[i], part, len(parts))]

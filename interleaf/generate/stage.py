@@ -177,6 +177,7 @@ def answer_row(
     return {
         "question": request.question,
         "answer_md": checked.markdown,
+        "short_answer": answer.short_answer,
         "raw_md": answer.markdown,
         "generator": generator.name,
         "model": answer.model or generator.model,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from interleaf.errors import ConfigError
+from interleaf.evidence import fold
 from interleaf.generate.abstain import abstains
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.prompting import (
@@ -47,6 +48,7 @@ from interleaf.generate.protocol import (
     InputMode,
 )
 from interleaf.generate.reasoning import StreamFilter, strip_reasoning
+from interleaf.generate.short_answer import NOT_ANSWERABLE, abstained_short, split_short_answer
 from interleaf.prompts import load_prompt
 
 TokenCallback = Callable[[str], None]
@@ -265,10 +267,13 @@ class ModelGenerator:
             self.on_token(text)
 
     def _result(self, w: _Work) -> GeneratedAnswer:
-        said = abstains(w.answer) if not w.error else None
+        body, short = split_short_answer(w.answer)
+        said = abstains(body) if not w.error else None
+        if said is None and short is not None and fold(short) == fold(NOT_ANSWERABLE):
+            said = "the model's short answer: Not answerable"
         return GeneratedAnswer(
             question_id=w.request.question_id,
-            markdown="" if w.error else w.answer,
+            markdown="" if w.error else body,
             model=self.model,
             tokens_in=w.tokens_in,
             tokens_out=w.tokens_out,
@@ -279,6 +284,7 @@ class ModelGenerator:
             prompt_hashes=tuple(w.prompts),
             answerable=said is None,
             abstain_reason=said,
+            short_answer=None if w.error else abstained_short(said is None, short),
         )
 
     # -- ChatModel -------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ A question set is named by the hash of its content, so the same file asked twice
 unit (nothing is recomputed), and an edited file is a new one. Question files are JSON Lines in
 qa_dev.jsonl's format: `id`, `question`, and optionally `doc`, `answer`, `evidence`,
 `question_type`, and qa_dev_answers.jsonl's `must_include`, `answerable`, `cross_page` (the gold
-the answers are judged by; `doc: null` asks over the whole corpus); a line that cannot be read, or
-whose fields have the wrong type, is a reject naming the file and line.
+the answers are judged by; `doc: null` asks over the whole corpus), and MMLongBench-Doc's
+`answer_format` and `doc_type` (the benchmark's scoring rules apply where a question has a format);
+a line that cannot be read, or whose fields have the wrong type, is a reject naming the file and line.
 """
 
 from __future__ import annotations
@@ -79,7 +80,15 @@ def read_question_file(path: str | Path) -> QuestionSet:
     return QuestionSet(_digest(rows), str(path), rows, rejects)
 
 
-NO_GOLD: dict[str, Any] = {"must_include": None, "answerable": None, "cross_page": None}
+NO_GOLD: dict[str, Any] = {
+    "must_include": None,
+    "answerable": None,
+    "cross_page": None,
+    "answer_format": None,
+    "doc_type": None,
+}
+# MMLongBench-Doc's answer formats (interleaf/evaluate/mmlongbench.py scores a short answer by them)
+ANSWER_FORMATS = ("Int", "Float", "Str", "List", "None")
 
 
 def answer_gold(raw: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +107,13 @@ def answer_gold(raw: dict[str, Any]) -> dict[str, Any]:
         out[key] = value
     if out["answerable"] is False and must_include:
         raise ValueError("an unanswerable question (`answerable`: false) has nothing it must include")
-    return out
+    answer_format = raw.get("answer_format")
+    if answer_format is not None and answer_format not in ANSWER_FORMATS:
+        raise ValueError(f"`answer_format` must be one of {', '.join(ANSWER_FORMATS)}, not {answer_format!r}")
+    doc_type = raw.get("doc_type")
+    if doc_type is not None and not isinstance(doc_type, str):
+        raise ValueError(f"`doc_type` must be a string, not {doc_type!r}")
+    return out | {"answer_format": answer_format, "doc_type": doc_type}
 
 
 def single_question(question: str, doc_names: list[str] | None = None, context: str | None = None) -> QuestionSet:

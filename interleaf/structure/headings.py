@@ -36,7 +36,6 @@ KIND_WORDS: dict[str, str] = {
     "table": "table",
     "figure": "figure",
     "fig.": "figure",
-    "irm": "section",  # the Internal Revenue Manual cites its own sections as "IRM 2.3.59.6"
 }
 # Kinds whose label names a whole stretch of the document (a section); tables and figures name one item.
 SECTION_KINDS = frozenset(KIND_WORDS.values()) - {"table", "figure"}

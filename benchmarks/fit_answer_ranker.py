@@ -1,0 +1,267 @@
+"""Fit the offline composer's ranker (interleaf/generate/answer_ranker.py) on dev question sets.
+
+    python benchmarks/fit_answer_ranker.py \
+        --set WAREHOUSE=QUESTIONS.jsonl [--set ...] [--out interleaf/generate/fitted/answer_ranker.json]
+
+Each WAREHOUSE must hold the documents its QUESTIONS file asks about (ingested); the questions are
+retrieved in document scope (stored contexts are reused) and every candidate of each context
+becomes one example: its feature row (answer_features.FEATURES) and whether it holds the gold
+answer (`must_include`, folded as answer_correct folds; half of a list's items or more) on one of
+the question's evidence pages (where the file gives them). The
+ranker is scikit-learn's LogisticRegression on standardised features (the library's default
+regularisation, C=1); the abstention threshold is the one that maximises the share of questions
+handled right on the fitting questions (an answerable one: its best candidate holds the answer and
+reaches the threshold; an unanswerable one: its best candidate does not reach it) among those that
+refuse at most `--max-false-abstention` of the answerable ones.
+
+Before the final fit it cross-validates by document (GroupKFold: no document's candidates on both
+sides) and prints the held-out folds' figures; they, with the sets and counts, go into the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from interleaf.config import load_settings  # noqa: E402
+from interleaf.evaluate.ablation import Variant  # noqa: E402
+from interleaf.evaluate.metrics.correctness import fold  # noqa: E402
+from interleaf.generate.answer_features import FEATURES  # noqa: E402
+from interleaf.generate.answer_ranker import FITTED  # noqa: E402
+from interleaf.generate.offline import ANSWERING, rank_part  # noqa: E402
+from interleaf.generate.offline_units import image_labels, units_of  # noqa: E402
+from interleaf.generate.relevance import Relevance  # noqa: E402
+from interleaf.generate.stage import build_requests  # noqa: E402
+from interleaf.questions.stage import read_question_file  # noqa: E402
+
+CANDIDATE_KINDS = (*ANSWERING, "ocr")  # what the composer may choose (offline._answer_part)
+
+
+@dataclass
+class Examples:
+    """Every candidate of every question: features, label, and the question and document it is of."""
+
+    x: list[np.ndarray]
+    y: list[np.ndarray]
+    question: list[str]
+    document: list[str]
+    answerable: dict[str, bool]
+    text: list[str] = field(default_factory=list)  # each candidate's text: for reading the examples
+
+
+def holds(text: str, gold: list[str]) -> bool:
+    """Half of the gold items or more in the text, each as whole tokens ("12" is not in "2012")."""
+    folded = fold(text)
+    found = sum(re.search(rf"(?<![\w.]){re.escape(fold(g))}(?![\w]|\.\d)", folded) is not None for g in gold)
+    return bool(gold) and found * 2 >= len(gold)
+
+
+def collect(warehouse: Path, questions_path: Path, settings_path: str | None, into: Examples, tag: str) -> None:
+    from flows.query import run_queries
+
+    settings = load_settings(settings_path)
+    qset = read_question_file(questions_path)
+    # retrieval only (no answer step): the contexts are stored under the same fingerprints as a full run's
+    run = run_queries(warehouse, settings, qset, ["doc"], [Variant("fit")], use_prefect=False)
+    given = run.inputs("retrieve", "fit", "doc")
+    contexts = run.table("contexts", "fit", "doc")
+    tables = [given["questions"], contexts, given["clauses"], given["quotes"], given["quote_texts"]]
+    requests = build_requests(*tables, given["documents"], settings.generate)
+    gold = {r["question_id"]: r for r in given["questions"].to_pylist()}
+    for request in requests:
+        q = gold[request.question_id]
+        qid = f"{tag}:{request.question_id}"
+        into.answerable[qid] = q["answerable"] is not False
+        # a question file without `must_include` (qa_dev.jsonl) has its evidence's needles: what the
+        # answering region prints
+        needles = [e["needle"] for e in json.loads(q["evidence_json"] or "[]") if e.get("needle")]
+        must = list(q["must_include"] or needles) if q["answerable"] is not False else []
+        pages = {int(e["page"]) - 1 for e in json.loads(q["evidence_json"] or "[]")}
+        relevance = Relevance(request.question, request.quotes)
+        units = [u for quote in request.quotes for u in units_of(quote)]
+        if not units or not relevance.parts:
+            continue
+        labels = image_labels(request.quotes)
+        for part in relevance.parts[:1]:  # the question's first part: where its answer is sought first
+            c = rank_part(request, part, units, labels, relevance)
+            keep = np.array([u.kind in CANDIDATE_KINDS for u in c.units])
+            if not keep.any():
+                continue
+            into.x.append(c.matrix[keep])
+            kept = [u for u, k in zip(c.units, keep, strict=True) if k]
+            # the gold value on an evidence page: a small number ("5") is printed on many pages
+            into.y.append(np.array([holds(u.text, must) and (not pages or u.quote.page_idx in pages) for u in kept]))
+            into.question += [qid] * int(keep.sum())
+            into.text += [u.text for u, k in zip(c.units, keep, strict=True) if k]
+            into.document += [q["doc_name"] or "(corpus)"] * int(keep.sum())  # one group per document, whatever set
+    print(f"{questions_path.name}: {len(requests)} questions over {warehouse}", flush=True)
+
+
+def question_outcomes(p: np.ndarray, y: np.ndarray, questions: np.ndarray) -> dict[str, tuple[float, bool]]:
+    """Per question: the best candidate's probability and whether it holds the answer."""
+    out: dict[str, tuple[float, bool]] = {}
+    for i in np.argsort(-p, kind="stable"):
+        out.setdefault(questions[i], (float(p[i]), bool(y[i])))
+    return out
+
+
+def figures(outcomes: dict[str, tuple[float, bool]], answerable: dict[str, bool], threshold: float) -> dict:
+    ans = [q for q in outcomes if answerable[q]]
+    una = [q for q in outcomes if not answerable[q]]
+    right = [q for q in ans if outcomes[q][0] >= threshold and outcomes[q][1]]
+    refused = [q for q in ans if outcomes[q][0] < threshold]
+    abstained = [q for q in una if outcomes[q][0] < threshold]
+    handled = len(right) + len(abstained)
+    return {
+        "questions": len(outcomes),
+        "best_holds_answer": round(len(right) / max(len(ans), 1), 3),
+        "top1_holds_answer_any_threshold": round(sum(outcomes[q][1] for q in ans) / max(len(ans), 1), 3),
+        "false_abstention": round(len(refused) / max(len(ans), 1), 3),
+        "abstention_on_unanswerable": round(len(abstained) / max(len(una), 1), 3),
+        "handled_right": round(handled / max(len(outcomes), 1), 3),
+    }
+
+
+def best_threshold(
+    outcomes: dict[str, tuple[float, bool]], answerable: dict[str, bool], max_false_abstention: float
+) -> float:
+    """The threshold that handles the most questions right among those that refuse at most
+    `max_false_abstention` of the answerable questions (ties: the lowest, abstaining least)."""
+    grid = sorted({p for p, _ in outcomes.values()} | {0.0})
+    scores = []
+    for t in grid:
+        f = figures(outcomes, answerable, t)
+        if f["false_abstention"] <= max_false_abstention:
+            scores.append((f["handled_right"], -t))
+    return -max(scores)[1]
+
+
+def fit(x: np.ndarray, y: np.ndarray):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(x, y)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", action="append", default=[], help="WAREHOUSE=QUESTIONS.jsonl (repeatable)")
+    parser.add_argument(
+        "--examples", action="append", default=[], help="an .npz --cache wrote: its examples join the fit (repeatable)"
+    )
+    parser.add_argument("--config", default=None, help="the settings the contexts are retrieved with")
+    parser.add_argument("--folds", type=int, default=5)
+    # A refusal hides an answer the documents hold: the issue that asked for this ranker bounds it at
+    # 10% of the answerable questions; the threshold handles the most questions right within it.
+    parser.add_argument("--max-false-abstention", type=float, default=0.10)
+    parser.add_argument("--out", default=str(FITTED))
+    parser.add_argument("--cache", default=None, help="an .npz of the examples: written once, then reused")
+    args = parser.parse_args()
+    from sklearn.model_selection import GroupKFold
+
+    ex = Examples([], [], [], [], {})
+    cache = Path(args.cache) if args.cache else None
+    loaded = [np.load(f, allow_pickle=True) for f in args.examples]
+    if cache and cache.exists():
+        loaded.append(np.load(cache, allow_pickle=True))
+    if loaded:
+        x, y = np.vstack([d["x"] for d in loaded]), np.concatenate([d["y"] for d in loaded])
+        questions = np.concatenate([d["question"] for d in loaded])
+        documents = np.concatenate([d["document"] for d in loaded])
+        for d in loaded:
+            ex.answerable |= json.loads(str(d["answerable"]))
+        args.set = (
+            [s for d in loaded for s in json.loads(str(d["sets"]))] if all("sets" in d for d in loaded) else args.set
+        )
+    else:
+        if not args.set:
+            parser.error("give --set WAREHOUSE=QUESTIONS (or --examples FILE)")
+        for item in args.set:
+            warehouse, sep, questions_file = item.partition("=")
+            if not sep:
+                parser.error(f"--set {item!r} is not WAREHOUSE=QUESTIONS")
+            collect(Path(warehouse), Path(questions_file), args.config, ex, Path(questions_file).stem)
+        x, y = np.vstack(ex.x), np.concatenate(ex.y)
+        questions, documents = np.array(ex.question), np.array(ex.document)
+        if cache:
+            np.savez(
+                cache,
+                x=x,
+                y=y,
+                question=questions,
+                document=documents,
+                answerable=json.dumps(ex.answerable),
+                text=np.array(ex.text),
+                sets=json.dumps(args.set),
+            )
+    # a question none of whose candidates were kept (an empty context) is answered by abstention
+    print(
+        f"{len(x)} candidates of {len(set(questions))} questions in {len(set(documents))} documents; {y.sum()} hold it"
+    )
+
+    held_out: dict[str, tuple[float, bool]] = {}
+    thresholds = []
+    for train, test in GroupKFold(n_splits=args.folds).split(x, y, documents):
+        model = fit(x[train], y[train])
+        inside = question_outcomes(model.predict_proba(x[train])[:, 1], y[train], questions[train])
+        threshold = best_threshold(inside, ex.answerable, args.max_false_abstention)
+        thresholds.append(threshold)
+        outside = question_outcomes(model.predict_proba(x[test])[:, 1], y[test], questions[test])
+        held_out |= {q: (p if p >= threshold else -1.0, ok) for q, (p, ok) in outside.items()}
+    cv = figures(held_out, ex.answerable, 0.0)  # each fold's own threshold applied above (-1: below it)
+    print("held-out folds (by document):", json.dumps(cv))
+
+    model = fit(x, y)
+    outcomes = question_outcomes(model.predict_proba(x)[:, 1], y, questions)
+    threshold = best_threshold(outcomes, ex.answerable, args.max_false_abstention)
+    print("fitting questions:", json.dumps(figures(outcomes, ex.answerable, threshold)), "threshold", threshold)
+    scaler, lr = model[0], model[1]
+    payload = {
+        "features": list(FEATURES),
+        "mean": scaler.mean_.tolist(),
+        "scale": scaler.scale_.tolist(),
+        "coef": lr.coef_[0].tolist(),
+        "intercept": float(lr.intercept_[0]),
+        "threshold": threshold,
+        "threshold_rule": f"most questions handled right with false abstention <= {args.max_false_abstention}",
+        "fitted_on": [Path(s.partition("=")[2]).as_posix().split("/shared/")[-1] for s in args.set],
+        "examples": {"candidates": len(x), "questions": len(set(questions)), "documents": len(set(documents))},
+        "cross_validation": {"folds": args.folds, "by": "document", "held_out": cv, "fold_thresholds": thresholds},
+        "fitted_at": datetime.date.today().isoformat(),
+        "commit": _commit(),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=1) + "\n")
+    os.replace(tmp, out)
+    print(f"written {out}")
+    for name, c in sorted(zip(FEATURES, lr.coef_[0], strict=True), key=lambda t: -abs(t[1])):
+        print(f"  {name:24s} {c:+.3f}")
+    return 0
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return ""
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""What the offline composer knows of one candidate, as numbers: the inputs of its fitted ranker
+(answer_ranker.py).
+
+Every feature means the same on any document: how much of the question's wording (rarity-weighted,
+folded for case, hyphens and spacing, stemmed) the candidate and its quote hold; the share of the
+question's anchors (names, numbers, quoted phrases, `Table 2`) it holds; whether it gives the kind
+of value asked (a number, a date); what kind of candidate it is (a sentence, a caption, a table row,
+a figure's statement or label); where the retriever put its quote; whether the rule-based relevance
+test (relevance.py) finds it answering. No feature names a word of any document: the weights that
+combine them are fitted (benchmarks/fit_answer_ranker.py), not chosen.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from interleaf.evidence import fold
+from interleaf.generate.asking import Part
+from interleaf.generate.offline_scoring import (
+    Scored,
+    cue_holders,
+    extreme_row_ids,
+    has_word,
+    query_weights,
+    quote_words,
+)
+from interleaf.generate.offline_units import LABEL, Unit
+from interleaf.generate.protocol import ContextQuote
+from interleaf.generate.relevance import Evidence, Relevance, names_another_float, names_float
+from interleaf.generate.sentences import content_words, numbers_in
+
+# the order of the columns of `features`; the fitted weights are stored by these names
+FEATURES = (
+    "coverage",  # the question's words the candidate holds, rarity-weighted share
+    "coverage_quote",  # ... that only the rest of its quote (or its table's caption) holds
+    "anchors",  # the question's anchors it holds, rarity-weighted share
+    "composite",  # the rule-based score (offline_scoring.py) over its context's best
+    "composite_top",  # 1 for the best rule-based score of the context
+    "quote_rank",  # 1 / (1 + the retriever's rank of its quote)
+    "unit_rank",  # 1 / (1 + its rank by the rule-based score)
+    "number_asked_given",  # the question asks for a quantity and it states a number
+    "number_asked_missing",  # ... and it states none
+    "date_asked_given",  # the question asks when and it states a year or a month
+    "relevant",  # the relevance test finds it answering the part
+    "names_float",  # it is (or names) the table or figure the question names
+    "names_other_float",  # it names another table or figure than the one the question names
+    "extreme_row",  # the row holding the highest (lowest) value the question asks for
+    "row_label_in_question",  # a table row one of whose label cells the question states whole
+    "header_match",  # a table row: the share of the question's words its best column header holds
+    "kind_sentence",
+    "kind_caption",
+    "kind_row",
+    "kind_block",
+    "kind_ocr",
+    "image_quote",
+    "log_words",  # log(1 + its words): long sentences hold more words by chance
+    "similarity",  # cosine similarity of its embedding to the question's (similarity.py)
+    "similarity_gap",  # how far under the context's most similar candidate it is
+)
+
+_WANTS_QUANTITY = re.compile(
+    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|tall|wide|heavy)|what\s+(?:percentage|percent|share"
+    r"|proportion|number|amount|fraction|ratio|rate))\b",
+    re.I,
+)
+_YEAR_OR_MONTH = re.compile(
+    r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I
+)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A context's candidates for one question part, and their feature rows (one per unit)."""
+
+    units: tuple[Unit, ...]
+    scored: tuple[Scored, ...]  # the rule-based scores, in `units` order
+    matrix: np.ndarray  # len(units) x len(FEATURES)
+
+
+def wants_quantity(question: str) -> bool:
+    return _WANTS_QUANTITY.search(question) is not None
+
+
+def candidate_features(
+    question: str,
+    part: Part,
+    units: Sequence[Unit],
+    scored: Sequence[Scored],
+    quotes: Sequence[ContextQuote],
+    relevance: Relevance,
+    evidence: Sequence[Evidence],
+    similarity: np.ndarray,
+) -> np.ndarray:
+    """One row of FEATURES per unit. `scored`, `evidence` and `similarity` are the units' rule-based
+    scores, the evidence each is read with (offline.evidence_of) and their similarity to the
+    question, in `units` order."""
+    weights = query_weights(question, (), units)
+    total = sum(weights.values()) or 1.0
+    holders = cue_holders(question, units, quotes)
+    cue_weight = {c: c.weight * math.log(1 + len(units) / len(ids)) for c, ids in holders.items() if ids}
+    cue_total = sum(cue_weight.values()) or 1.0
+    context = quote_words(units)
+    extremes = extreme_row_ids(question, units)
+    best = max((s.score for s in scored), default=0.0) or 1.0
+    order = {id(s): r for r, s in enumerate(sorted(scored, key=lambda s: -s.score))}
+    rank = {q.quote_id: i for i, q in enumerate(quotes)}
+    quantity = wants_quantity(question) or part.want in ("number", "money")
+    date = part.want == "date"
+    named = bool(LABEL.search(question))
+    question_folded = fold(question)
+    asked = set(content_words(question))
+    top_similarity = float(similarity.max()) if len(similarity) else 0.0
+    rows = np.zeros((len(units), len(FEATURES)), dtype=np.float64)
+    for i, (u, s, ev) in enumerate(zip(units, scored, evidence, strict=True)):
+        own = {t for t in weights if has_word(u.words, t)}
+        near = {t for t in weights if t in context[u.quote.quote_id]} - own
+        held = [c for c, ids in holders.items() if id(u) in ids and c in cue_weight]
+        finding = relevance.check(part, ev)
+        labels = _row_labels(u)
+        values = {
+            "coverage": sum(weights[t] for t in own) / total,
+            "coverage_quote": sum(weights[t] for t in near) / total,
+            "anchors": sum(cue_weight[c] for c in held) / cue_total,
+            "composite": s.score / best,
+            "composite_top": float(s.score >= best),
+            "quote_rank": 1.0 / (1 + rank.get(u.quote.quote_id, len(quotes))),
+            "unit_rank": 1.0 / (1 + order[id(s)]),
+            "number_asked_given": float(quantity and bool(u.numbers)),
+            "number_asked_missing": float(quantity and not u.numbers),
+            "date_asked_given": float(date and _YEAR_OR_MONTH.search(u.text) is not None),
+            "relevant": float(finding.ok),
+            "names_float": float(named and names_float(part, ev)),
+            "names_other_float": float(named and names_another_float(part, ev)),
+            "extreme_row": float(id(u) in extremes),
+            "row_label_in_question": float(any(_whole_phrase(fold(label), question_folded) for label in labels)),
+            "header_match": _header_match(u, asked),
+            "kind_sentence": float(u.kind == "sentence"),
+            "kind_caption": float(u.kind == "caption"),
+            "kind_row": float(u.kind == "row"),
+            "kind_block": float(u.kind == "block"),
+            "kind_ocr": float(u.kind == "ocr"),
+            "image_quote": float(u.quote.modality == "image"),
+            "log_words": math.log1p(len(u.text.split())),
+            "similarity": float(similarity[i]),
+            "similarity_gap": float(top_similarity - similarity[i]),
+        }
+        rows[i] = [values[name] for name in FEATURES]
+    return rows
+
+
+def _row_labels(unit: Unit) -> list[str]:
+    """A table row's cells that name it: those with words and no number."""
+    if unit.row is None:
+        return []
+    return [
+        c.strip() for c in (*unit.row.cells, unit.row.group) if c.strip() and content_words(c) and not numbers_in(c)
+    ]
+
+
+def _header_match(unit: Unit, asked: set[str]) -> float:
+    """For a row: the share of the question's words that its best-matching column header holds."""
+    if unit.row is None or not asked:
+        return 0.0
+    return max((len(set(content_words(h)) & asked) for h in unit.row.header), default=0) / len(asked)
+
+
+def _whole_phrase(phrase: str, text: str) -> bool:
+    return re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", text) is not None

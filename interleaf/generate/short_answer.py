@@ -1,0 +1,163 @@
+"""The short answer beside the long one: the value, name or list a question asks for, or "Not
+answerable" (`answers.short_answer`, what MMLongBench-Doc scores, interleaf/evaluate/mmlongbench.py).
+
+A model writes it as the last line of its answer (prompts/answer_text.md, item 5): `Short answer: …`.
+That line is taken off the Markdown shown and stored apart; an answer without it has none (the
+benchmark's extraction prompt can then read it from the long answer, when a judge is configured).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from interleaf.generate.answer_features import wants_quantity
+from interleaf.generate.asking import Part
+from interleaf.generate.offline_units import LABEL, Unit
+from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.generate.table_cells import asked_columns, label_columns
+
+NOT_ANSWERABLE = "Not answerable"
+# the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
+_LINE = re.compile(r"^[ \t>*_]*short[ \t]+answer[ \t*_]*:[ \t*_]*(?P<value>[^\n]*?)[ \t*_]*$", re.I | re.M)
+
+
+def split_short_answer(markdown: str) -> tuple[str, str | None]:
+    """(the answer without its `Short answer:` line, the value on that line); (markdown, None)
+    when no such line is there. An empty value counts as none."""
+    found = list(_LINE.finditer(markdown))
+    if not found:
+        return markdown, None
+    last = found[-1]
+    body = (markdown[: last.start()] + markdown[last.end() :]).strip()
+    value = last.group("value").strip().strip("`").strip()
+    return body, value or None
+
+
+def abstained_short(answerable: bool, short: str | None) -> str | None:
+    """An abstaining answer's short answer is "Not answerable", whatever the line said."""
+    return short if answerable else NOT_ANSWERABLE
+
+
+# -- the offline composer's short answer ------------------------------------------------------------
+
+# What a short answer drops around the words it keeps: function words a span may start or end with.
+_EDGE_WORDS = frozenset(
+    """
+    a an the of in on at to for by from with and or is are was were be been as that which who this these those
+    it its their there than
+    """.split()  # noqa: SIM905 (a word list reads best as words)
+)
+_TOKEN = re.compile(r"[^\s]+")
+_MAX_SPAN = 10  # a name or phrase answer, at most this many words; a longer span is no short answer
+
+
+class _Chosen(Protocol):
+    unit: Unit
+
+
+class _Answered(Protocol):
+    part: Part
+    chosen: _Chosen | None
+
+
+def offline_short_answer(question: str, answers: Sequence[_Answered], units: Sequence[Unit]) -> str:
+    """The value each answered part asks for, taken from the candidate that answers it: a number
+    for a quantity (the asked column's cell of a row, else the sentence's number nearest the
+    question's words), a year or date for "when", else the row's label or the sentence's longest
+    run of words the question does not have. Several parts: a list. None answered: "Not answerable"."""
+    values = [
+        value for a in answers if a.chosen is not None and (value := _value_of(a.part, a.chosen.unit, units, question))
+    ]
+    values = list(dict.fromkeys(values))
+    if not values:
+        return NOT_ANSWERABLE if not any(a.chosen for a in answers) else _plain(answers)
+    return values[0] if len(values) == 1 else repr(values)
+
+
+def _plain(answers: Sequence[_Answered]) -> str:
+    chosen = next(a.chosen for a in answers if a.chosen is not None)
+    return " ".join(chosen.unit.text.split()[:_MAX_SPAN])
+
+
+def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> str | None:
+    text = part.text or question
+    if part.want in ("number", "money") or wants_quantity(text):
+        return _number_of(part, unit, units)
+    if part.want == "date":
+        dates = [m.group(0) for m in _DATE.finditer(unit.text) if m.group(0) not in text]
+        return dates[0] if dates else _number_of(part, unit, units)
+    if unit.row is not None:
+        rows = [u.row for u in units if u.quote is unit.quote and u.row is not None]
+        labels = label_columns(rows)
+        label = " ".join(unit.row.cells[j] for j in labels if j < len(unit.row.cells)).strip()
+        if label and not _within(label, text):
+            return label
+        columns = asked_columns(rows, unit.row, part, labels)
+        cells = [unit.row.cells[j] for j in columns if j < len(unit.row.cells)]
+        return "; ".join(cells) or None
+    return _new_words(unit.text, text)
+
+
+_DATE = re.compile(
+    r"\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2},?)?\s+\d{4}\b"
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b",
+    re.I,
+)
+
+
+def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
+    """The asked column's number of a row; else the number of the sentence nearest the words of
+    the question it holds (its own numbers and a float's label are no answer)."""
+    if unit.row is not None:
+        rows = [u.row for u in units if u.quote is unit.quote and u.row is not None]
+        for j in asked_columns(rows, unit.row, part, label_columns(rows)):
+            found = (
+                [n for n in numbers_in(unit.row.cells[j]) if n not in part.numbers] if j < len(unit.row.cells) else []
+            )
+            if found:
+                return found[0]
+    tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(unit.text)]
+    asked = set(content_words(part.text))
+    where = [pos for pos, tok in tokens if set(content_words(tok)) & asked]
+    best: tuple[float, str] | None = None
+    for pos, tok in tokens:
+        found = [n for n in numbers_in(tok) if n not in part.numbers]
+        if not found or LABEL.fullmatch(tok):
+            continue
+        distance = min((abs(pos - w) for w in where), default=0)
+        if best is None or distance < best[0]:
+            best = (distance, found[0])
+    return best[1] if best else None
+
+
+def _new_words(sentence: str, question: str) -> str | None:
+    """The longest run of the sentence's words that the question does not have, without the
+    function words at its ends: "... was conceived at [the Berlin School of Experimental Psychology]"."""
+    asked = set(content_words(question)) | {w.casefold() for w in question.split()}
+    words = sentence.split()
+    runs: list[list[str]] = [[]]
+    for w in words:
+        bare = w.strip(".,;:()[]\"'“”‘’")
+        if bare.casefold() in asked or (content_words(bare) and set(content_words(bare)) <= asked):
+            runs.append([])
+        else:
+            runs[-1].append(w)
+    trimmed = [_trim(r) for r in runs]
+    best = max(trimmed, key=len, default=[])
+    if not best or len(best) > _MAX_SPAN:
+        return None
+    return " ".join(best).strip(".,;:")
+
+
+def _trim(words: list[str]) -> list[str]:
+    while words and words[0].strip(".,;:()").casefold() in _EDGE_WORDS:
+        words = words[1:]
+    while words and words[-1].strip(".,;:()").casefold() in _EDGE_WORDS:
+        words = words[:-1]
+    return words
+
+
+def _within(short: str, long: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(short.casefold())}(?!\w)", long.casefold()) is not None

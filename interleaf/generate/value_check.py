@@ -1,0 +1,106 @@
+"""Does a cited quote hold a sentence's number under the labels the sentence gives it?
+
+A number copied from the wrong row ("BM25 gets 76.6" where 76.6 is the "BM25 + DPR" row's) or from
+a sentence about another setting is in the quote, but not as the sentence states it. The check:
+
+- in a table (a quote whose text, OCR-text or VLM-text holds Markdown rows), some cell stating the
+  number lies in a row the sentence names (all the words of one of its label cells, the cells that
+  state no number, and no other row's longer label in that place that the sentence names as well),
+  under a column whose header shares as many of the sentence's words as any other column's does;
+- in prose, some sentence of the quote stating the number holds at least half of the words the
+  claim's clause around the number shares with the quote (when it shares two or more).
+
+A number the quote states nowhere is another failure (citations.py counts it); a number stated in
+a caption or a label only is taken as held (nothing to tell it from).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from interleaf.generate.protocol import ContextQuote
+from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
+from interleaf.text.references import REFERENCE
+
+# The claim's words counted around a number: its clause (between punctuation that ends one).
+_CLAUSE = re.compile(r"[;:]|,\s+(?=[A-Za-z])|\s+(?:and|while|whereas|but)\s+")
+MIN_SHARED = 0.5  # of the clause's words, in the quote's sentence that states the number
+
+
+def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
+    """True: some place of the quote states `number` under the claim's labels; False: it states it,
+    but never so; None: the quote states it nowhere (or only in a caption or label)."""
+    claim_words = set(content_words(claim))
+    for text in (quote.ocr_text, quote.vlm_text, quote.text):
+        rows = table_rows(text or "")
+        cells = [(r, j) for r in rows for j, c in enumerate(r.cells) if number in numbers_in(c)]
+        if any(_names_with(r.cells[j], claim_words) for r, j in cells):
+            return True  # the number is part of a name the claim gives: "Qwen3-8B (2025)"
+        if cells:
+            return any(_row_named(r, j, rows, claim_words) for r, j in cells)
+    prose = split_prose(dehyphenate(quote.text or ""))
+    sentences = [s for s in prose if number in numbers_in(s)]
+    if not sentences:
+        return None
+    # the labels the claim gives the number that the quote uses at all: words it takes from elsewhere
+    # (the paragraph before, the question) tell nothing about where in the quote the number sits
+    known = (_clause_words(claim, number) or claim_words) & {w for s in prose for w in content_words(s)}
+    if len(known) < 2:
+        return True
+    return any(len(known & set(content_words(s))) >= MIN_SHARED * len(known) for s in sentences)
+
+
+def stated_numbers(claim: str) -> list[str]:
+    """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")."""
+    return numbers_in(REFERENCE.sub(" ", claim))
+
+
+def numbers_unheld(claim: str, quotes: Sequence[ContextQuote]) -> list[str]:
+    """The claim's values that its cited quotes state, but none under the claim's labels."""
+    out = []
+    for n in stated_numbers(claim):
+        verdicts = [number_held(claim, n, q) for q in quotes]
+        if any(v is False for v in verdicts) and not any(v is True for v in verdicts):
+            out.append(n)
+    return out
+
+
+def _row_named(row: TableRow, column: int, rows: Sequence[TableRow], claim_words: set[str]) -> bool:
+    """The claim names the row: all the words of one of its label cells (or of its group label),
+    and no other row's label in that place holds those words and more that the claim names too
+    ("BM25 + DPR" named, the "DPR" row is not); and the column, when its header has words."""
+    if not _column_named(row, column, claim_words):
+        return False
+    labels = [(j, set(content_words(c))) for j, c in enumerate(row.cells) if j != column and not numbers_in(c)]
+    labels += [(-1, set(content_words(row.group)))]
+    for j, words in labels:
+        if not words or not words <= claim_words:
+            continue
+        others = [set(content_words(r.group if j < 0 else (r.cells[j] if j < len(r.cells) else ""))) for r in rows]
+        if not any(words < other <= claim_words for other in others):
+            return True
+    return not any(words for _, words in labels)  # a row with no label is named by its column alone
+
+
+def _names_with(cell: str, claim_words: set[str]) -> bool:
+    """A cell that names with a number ("Qwen3-8B (2025)", "Phase 2 trial"): it has words of its
+    own, all of them in the claim."""
+    words = set(content_words(cell))
+    return bool(words) and words <= claim_words
+
+
+def _column_named(row: TableRow, column: int, claim_words: set[str]) -> bool:
+    """The claim's words name this column as much as any other ("Top-20 · NQ", not "Top-20 ·
+    TriviaQA", for "Top-20 on NQ"); a column with no header is named by its row alone."""
+    overlap = [len(set(content_words(h)) & claim_words) for h in row.header]
+    if column >= len(overlap) or not content_words(row.header[column]):
+        return True
+    return overlap[column] > 0 and overlap[column] == max(overlap)
+
+
+def _clause_words(claim: str, number: str) -> set[str]:
+    for clause in _CLAUSE.split(claim):
+        if number in numbers_in(clause):
+            return set(content_words(clause))
+    return set()

@@ -1,0 +1,86 @@
+"""What any reader expects of a table, on the DPR paper's own tables as the pipeline stores them
+(docs/dpr-emnlp2020.pdf, ingested by the session): the exact row label wins over one that contains
+it, an abbreviation the paper defines finds its column, a superlative is worked out over the
+column the question names, and a citation of a table backs a number only in the row and column the
+sentence names (interleaf/generate/value_check.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from interleaf.generate.citations import check_answer
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from tests.conftest import IngestedWarehouse, sql_rows
+
+DOC = "dpr-emnlp2020.pdf"
+
+
+@pytest.fixture(scope="module")
+def context(corpus_warehouse: IngestedWarehouse) -> tuple[ContextQuote, ...]:
+    """The paper's tables (image quotes with their table Markdown) and the text quotes that define
+    the datasets' abbreviations, numbered as a context numbers them."""
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "select q.quote_id, q.page_idx, q.kind, q.text, q.caption, t.table_md from quotes q "
+        "left join quote_texts t on t.quote_id = q.quote_id join documents d on d.doc_id = q.doc_id "
+        f"where d.name = '{DOC}' and (t.table_md is not null or q.text like '%(WQ)%') order by q.quote_id",
+    )
+    numbers = {"text": 0, "image": 0}
+    out = []
+    for r in rows:
+        modality = "image" if r["table_md"] else "text"
+        numbers[modality] += 1
+        text = r["table_md"] or r["text"]
+        out.append(
+            ContextQuote(
+                r["quote_id"], modality, numbers[modality], "dpr", DOC, r["page_idx"], r["kind"], text, r["caption"]
+            )
+        )
+    assert numbers["text"] >= 1 and any("BM25 + DPR" in (q.text or "") for q in out)
+    return tuple(out)
+
+
+def _answer(context: tuple[ContextQuote, ...], question: str) -> tuple[str, str | None]:
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", question, context)], lambda p: b"")
+    assert a.error is None
+    return a.markdown, a.short_answer
+
+
+def test_the_exact_row_label_wins_over_one_that_contains_it(context: tuple[ContextQuote, ...]) -> None:
+    # "BM25" is the row None/BM25 (59.1), not Single/"BM25 + DPR" (76.6), which also holds the word
+    markdown, short = _answer(context, "What Top-20 accuracy does BM25 get on NQ in Table 2?")
+    assert "59.1" in markdown and "76.6" not in markdown, markdown
+    assert short == "59.1"
+
+
+def test_an_abbreviation_the_paper_defines_finds_its_column(context: tuple[ContextQuote, ...]) -> None:
+    # the table's columns say "WQ"; the paper defines it as WebQuestions
+    markdown, short = _answer(context, "What Top-100 accuracy does BM25 get on WebQuestions?")
+    assert "71.1" in markdown, markdown
+    assert short == "71.1"
+
+
+def test_a_superlative_is_worked_out_over_the_named_column(context: tuple[ContextQuote, ...]) -> None:
+    markdown, short = _answer(context, "Which retriever has the lowest Top-100 accuracy on SQuAD?")
+    assert "67.6" in markdown and "the lowest of the table's rows" in markdown, markdown  # Multi DPR
+    assert short is not None and "DPR" in short and "BM25" not in short
+
+
+def test_a_number_of_the_wrong_row_is_not_backed_by_the_table(context: tuple[ContextQuote, ...]) -> None:
+    table = next(q for q in context if "BM25 + DPR" in q.text)
+    image = f"![Table 2](image{table.number})"
+    question = "What Top-20 accuracy does BM25 get on NQ?"
+    wrong = check_answer(f"BM25 reaches 76.6 Top-20 accuracy on NQ. {image}", context, question=question)
+    right = check_answer(f"BM25 reaches 59.1 Top-20 accuracy on NQ. {image}", context, question=question)
+    (w,), (r,) = wrong.sentences, right.sentences
+    assert w.supported is False and not w.values_backed
+    assert "76.6 not under the sentence's labels" in w.citations[0].reason
+    assert r.supported is True and r.values_backed, r.citations[0].reason
+    # the answer-level verdict says no for the wrong row, yes for the right one
+    assert wrong.relevance is not None and not wrong.relevance.addresses
+    assert right.relevance is not None and right.relevance.addresses
+    # another column of the right row is no better: 66.9 is TriviaQA's
+    other = check_answer(f"BM25 reaches 66.9 Top-20 accuracy on NQ. {image}", context, question=question)
+    assert other.sentences[0].supported is False
