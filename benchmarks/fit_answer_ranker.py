@@ -40,13 +40,11 @@ from interleaf.evaluate.ablation import Variant  # noqa: E402
 from interleaf.evaluate.metrics.correctness import fold  # noqa: E402
 from interleaf.generate.answer_features import FEATURES  # noqa: E402
 from interleaf.generate.answer_ranker import FITTED  # noqa: E402
-from interleaf.generate.offline import ANSWERING, rank_part  # noqa: E402
+from interleaf.generate.offline import can_answer, rank_part  # noqa: E402
 from interleaf.generate.offline_units import image_labels, units_of  # noqa: E402
 from interleaf.generate.relevance import Relevance  # noqa: E402
 from interleaf.generate.stage import build_requests  # noqa: E402
 from interleaf.questions.stage import read_question_file  # noqa: E402
-
-CANDIDATE_KINDS = (*ANSWERING, "ocr")  # what the composer may choose (offline._answer_part)
 
 
 @dataclass
@@ -96,7 +94,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
         labels = image_labels(request.quotes)
         for part in relevance.parts[:1]:  # the question's first part: where its answer is sought first
             c = rank_part(request, part, units, labels, relevance)
-            keep = np.array([u.kind in CANDIDATE_KINDS for u in c.units])
+            keep = np.array([can_answer(part, u) for u in c.units])  # what the composer may choose
             if not keep.any():
                 continue
             into.x.append(c.matrix[keep])

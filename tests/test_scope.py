@@ -86,17 +86,22 @@ def test_question_file_line_naming_an_unknown_document_is_a_reject(
     result = run_cli(root, "answer", "--qa", str(qa), "--scope", "doc")
     assert "s2" in result.stdout and "no-such-paper.pdf" in result.stdout
     qset = re.search(r"question set (\w+)", result.stdout).group(1)
-    answered = sql_rows(root, f"select question_id from answers where qset_id = '{qset}' order by 1")
+    answered = sql_rows(root, f"select question_id from answers where qset_id = '{qset}' and scope = 'doc' order by 1")
     assert [r["question_id"] for r in answered] == ["s1", "s3"]
     rejects = sql_rows(root, "select quote_id, reason from rejects where stage = 'questions' order by created_at")
     reasons = {r["reason"] for r in rejects}
     assert any("no-such-paper.pdf" in r and "dpr-emnlp2020.pdf" not in r for r in reasons), reasons
     assert not any("names none" in r for r in reasons), reasons
-    contexts = sql_rows(
-        root, f"select count(distinct doc_id) as docs from contexts where qset_id = '{qset}' and question_id = 's3'"
-    )
-    assert contexts[0]["docs"] > 1  # its scope is the whole corpus
+    # its scope is the whole corpus: it was asked among every quote, s1 among its document's only
+    asked: dict[str, int] = {}
+    for r in sql_rows(
+        root, f"select question_id, n_quotes from asked_clauses where qset_id = '{qset}' and scope = 'doc'"
+    ):
+        asked[r["question_id"]] = max(asked.get(r["question_id"], 0), r["n_quotes"])
+    assert set(asked) == {"s1", "s3"} and asked["s3"] > asked["s1"], asked
     corpus = run_cli(root, "answer", "--qa", str(qa), "--scope", "corpus")
     qset = re.search(r"question set (\w+)", corpus.stdout).group(1)
-    answered = sql_rows(root, f"select question_id from answers where qset_id = '{qset}' order by 1")
+    answered = sql_rows(
+        root, f"select question_id from answers where qset_id = '{qset}' and scope = 'corpus' order by 1"
+    )
     assert [r["question_id"] for r in answered] == ["s1", "s3"]

@@ -61,6 +61,7 @@ FEATURES = (
     "log_words",  # log(1 + its words): long sentences hold more words by chance
     "similarity",  # cosine similarity of its embedding to the question's (similarity.py)
     "similarity_gap",  # how far under the context's most similar candidate it is
+    "anchor_absent",  # the part names something (a name, a number, a quoted phrase) no quote of the context holds
 )
 
 _WANTS_QUANTITY = re.compile(
@@ -115,6 +116,7 @@ def candidate_features(
     question_folded = fold(question)
     asked = set(content_words(question))
     top_similarity = float(similarity.max()) if len(similarity) else 0.0
+    absent = float(bool(relevance.absent(part)))
     rows = np.zeros((len(units), len(FEATURES)), dtype=np.float64)
     for i, (u, s, ev) in enumerate(zip(units, scored, evidence, strict=True)):
         own = {t for t in weights if has_word(u.words, t)}
@@ -148,6 +150,7 @@ def candidate_features(
             "log_words": math.log1p(len(u.text.split())),
             "similarity": float(similarity[i]),
             "similarity_gap": float(top_similarity - similarity[i]),
+            "anchor_absent": absent,
         }
         rows[i] = [values[name] for name in FEATURES]
     return rows

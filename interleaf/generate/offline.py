@@ -45,7 +45,7 @@ from interleaf.generate.offline_units import (
     where,
 )
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
-from interleaf.generate.relevance import Evidence, Relevance, gives_value
+from interleaf.generate.relevance import Evidence, Relevance, gives_value, names_float
 from interleaf.generate.sentences import TableRow, keep_together, numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
@@ -176,6 +176,12 @@ def rank_part(
     return Candidates(tuple(units), tuple(scored), matrix)
 
 
+def can_answer(part: Part, unit: Unit) -> bool:
+    """A candidate the composer may write for the part: of an answering kind (or a figure's labels),
+    and, for a part that asks for a number, an amount, a date or a code, giving one."""
+    return unit.kind in (*ANSWERING, "ocr") and (part.want == "text" or gives_value(part, unit.text))
+
+
 def _answer_part(
     part: Part,
     ranked: Sequence[Scored],
@@ -198,16 +204,11 @@ def _answer_part(
         bare = Part("", (), part.want, frozenset(), part.numbers, part.currency)
         if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
             return PartAnswer(part, earlier, ranked)
-    # a part that asks for a number, an amount, a date or a code is answered by a candidate giving one
-    candidates = [
-        s
-        for s in ranked
-        if s.unit.kind in (*ANSWERING, "ocr") and (part.want == "text" or gives_value(part, s.unit.text))
-    ]
+    candidates = [s for s in ranked if can_answer(part, s.unit)]
     if not candidates or candidates[0].score < threshold:
         findings = [relevance.check(part, evidence_of(s.unit, units)) for s in candidates[:REASONS_FROM]]
         return PartAnswer(part, None, ranked, relevance.reason(part, findings))
-    first = candidates[0]
+    first = _named_caption(part, candidates, units) or candidates[0]
     if first.unit.kind == "ocr":
         return PartAnswer(part, first, ranked, labels_only=True)
     first = _row_instead(first, part, ranked, units, relevance)
@@ -237,6 +238,15 @@ def _row_instead(
         return chosen
     same_table = (s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None)
     return next((s for s in same_table if relevance.check(part, evidence_of(s.unit, units)).ok), chosen)
+
+
+def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored | None:
+    """For a part that asks about a table or figure it names and nothing narrower ("What does Table 2
+    compare?"), that float's caption: it says what the float shows, whatever words the part uses."""
+    if part.required or not any(a.kind == "reference" and LABEL.fullmatch(a.text) for a in part.anchors):
+        return None
+    captions = (s for s in ranked if s.unit.kind == "caption")
+    return next((s for s in captions if names_float(part, evidence_of(s.unit, units))), None)
 
 
 def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored:

@@ -92,8 +92,8 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
         rows = [u.row for u in units if u.quote is unit.quote and u.row is not None]
         labels = label_columns(rows)
         label = " ".join(unit.row.cells[j] for j in labels if j < len(unit.row.cells)).strip()
-        if label and not _within(label, text):
-            return label
+        if label and not set(content_words(label)) <= set(content_words(text)):
+            return label  # the row the question does not name is what it asks for ("which ... highest")
         columns = asked_columns(rows, unit.row, part, labels)
         cells = [unit.row.cells[j] for j in columns if j < len(unit.row.cells)]
         return "; ".join(cells) or None
@@ -140,7 +140,8 @@ def _new_words(sentence: str, question: str) -> str | None:
     runs: list[list[str]] = [[]]
     for w in words:
         bare = w.strip(".,;:()[]\"'“”‘’")
-        if bare.casefold() in asked or (content_words(bare) and set(content_words(bare)) <= asked):
+        stems = set(content_words(bare))
+        if bare.casefold() in asked or (stems and all(any(_near(s, a) for a in asked) for s in stems)):
             runs.append([])
         else:
             runs[-1].append(w)
@@ -151,13 +152,27 @@ def _new_words(sentence: str, question: str) -> str | None:
     return " ".join(best).strip(".,;:")
 
 
+def _near(word: str, asked: str) -> bool:
+    """The same word, or a long one misspelt by one letter ("concieved" for "conceived")."""
+    if word == asked:
+        return True
+    if min(len(word), len(asked)) < 6 or abs(len(word) - len(asked)) > 1:
+        return False
+    return _edits(word, asked) <= 2  # a swap of two letters is two edits
+
+
+def _edits(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
 def _trim(words: list[str]) -> list[str]:
     while words and words[0].strip(".,;:()").casefold() in _EDGE_WORDS:
         words = words[1:]
     while words and words[-1].strip(".,;:()").casefold() in _EDGE_WORDS:
         words = words[:-1]
     return words
-
-
-def _within(short: str, long: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(short.casefold())}(?!\w)", long.casefold()) is not None
