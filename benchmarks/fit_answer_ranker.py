@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,7 @@ from interleaf.generate.offline import can_answer, rank_part  # noqa: E402
 from interleaf.generate.offline_units import image_labels, units_of  # noqa: E402
 from interleaf.generate.relevance import Relevance  # noqa: E402
 from interleaf.generate.stage import build_requests  # noqa: E402
+from interleaf.measured import current_commit  # noqa: E402
 from interleaf.questions.stage import read_question_file  # noqa: E402
 
 
@@ -239,7 +239,7 @@ def main() -> int:
         "examples": {"candidates": len(x), "questions": len(set(questions)), "documents": len(set(documents))},
         "cross_validation": {"folds": args.folds, "by": "document", "held_out": cv, "fold_thresholds": thresholds},
         "fitted_at": datetime.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": current_commit(),
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -250,15 +250,6 @@ def main() -> int:
     for name, c in sorted(zip(FEATURES, lr.coef_[0], strict=True), key=lambda t: -abs(t[1])):
         print(f"  {name:24s} {c:+.3f}")
     return 0
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        return ""
 
 
 if __name__ == "__main__":

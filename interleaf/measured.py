@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def _commit() -> str:
+def current_commit() -> str:
+    """HEAD's short hash, and whether the working tree differs from it."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
@@ -36,7 +37,7 @@ def write_measured(path: Path, title: str, figures: str, argv: Sequence[str]) ->
     command = "interleaf " + shlex.join(list(argv[1:]))
     text = (
         f"# {title}\n\n"
-        f"Written by `{command}` at commit {_commit()} on {datetime.date.today().isoformat()}, "
+        f"Written by `{command}` at commit {current_commit()} on {datetime.date.today().isoformat()}, "
         f"on {_cpu()}. Do not edit: run the command again.\n\n```\n{figures}\n```\n"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
