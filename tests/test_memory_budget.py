@@ -101,24 +101,27 @@ def test_rapidocr_detection_waits_for_the_room_another_holds(corpus: Path) -> No
     unbudgeted = engine.read(image)
     budget = MemoryBudget(512, os.getpid(), multiprocessing.get_context("forkserver"))
     held, hold_s = threading.Event(), 2.0
+    releasing: list[float] = []
 
     def other_detection() -> None:
         with budget.room_for(1.0):
             held.set()
             time.sleep(hold_s)
+            releasing.append(time.monotonic())  # the room is handed back right after this
 
     other = threading.Thread(target=other_detection)
     memory_budget.install(budget)
     try:
         other.start()
         held.wait(10)
-        started = time.monotonic()
         budgeted = engine.read(image)
-        waited = time.monotonic() - started
+        done = time.monotonic()
     finally:
         memory_budget.install(None)
         other.join()
-    assert waited > hold_s * 0.8, f"the read took {waited:.2f} s: it did not wait for the room held"
+    # a read that waited for the room ends after it was handed back; timed from the release, not from
+    # when this thread woke (on a loaded machine it may wake late and seem to have waited less)
+    assert done >= releasing[0], f"the read ended {releasing[0] - done:.2f} s before the room held was handed back"
     assert [line.text for line in budgeted] == [line.text for line in unbudgeted]
     assert len(unbudgeted) > 5
 
