@@ -11,10 +11,11 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+from flows.page_work import PAGE_WORK, page_work_map, unit_progress
 from interleaf import interrupt, progress, ray_engine
 from interleaf.config import Settings
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
-from interleaf.executor import PageLimits, page_map, shutdown_pools
+from interleaf.executor import shutdown_pools
 from interleaf.index.stage import IndexStage
 from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import SourceFile
@@ -32,9 +33,12 @@ UNWRITABLE = "unwritable"  # a unit's status when a warehouse write failed: the 
 @task(name="stage", task_run_name="{stage}:{path}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, source: object = None) -> UnitResult:
     started = time.perf_counter()
-    pages = page_work_map(ctx.settings, stage) if stage in PAGE_WORK else map
+    pages: PageMap = map
+    on_saved = None
+    if stage in PAGE_WORK:
+        pages, on_saved = unit_progress(stage, path, source, page_work_map(ctx.settings, stage))
     try:
-        result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages)
+        result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages, on_saved=on_saved)
     except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
         return UnitResult(stage, unit, UNWRITABLE, reason=str(exc))
     except StageError as exc:
@@ -45,26 +49,6 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
     if ctx.settings.executor.kind == "local":  # on a cluster the command's process shows it (reported_here)
         progress.unit_done(Path(path).name, result, started)
     return result
-
-
-PAGE_WORK = ("parse", "describe")  # the stages whose runs of pages go to the page workers
-
-
-def page_work_map(settings: Settings, stage: str) -> PageMap:
-    """Where a stage's runs of pages go: this machine's page processes, or the Ray cluster. Parse
-    holds the document's time limit (`parse.limits.timeout_s`) and moves the progress bar; both
-    hold the per-page time and the workers' memory cap, as do the reads of whole files before the
-    flow (`stage` "facts", flows/runner.py)."""
-    limits = settings.parse.limits
-    parsing = stage == "parse"
-    timeout_s = limits.timeout_s if parsing else None
-    page_limits = PageLimits(
-        limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb, settings.parse.memory_budget_mb
-    )
-    on_result = (lambda pages: progress.advance(len(pages))) if parsing else None
-    if settings.executor.kind == "ray":
-        return ray_engine.ray_page_map(settings.executor.pages, on_result, page_limits)
-    return page_map(settings.parse.workers, on_result, page_limits)
 
 
 IN_FLIGHT = 2  # documents begun and not ended: two keep the page workers busy while one is written

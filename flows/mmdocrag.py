@@ -46,7 +46,7 @@ def run_mmdocrag(root: Path, settings: Settings, path: str, images: str | None, 
     plan = mmdocrag_plan(settings, input_mode)
     ctx = RunContext(new_run_id(), "mmdocrag", str(wh.root), settings)
     results = [run_unit(ctx, plan, name, unit, source=file, path=str(file.path)) for name in plan.names()]
-    publish(ctx, plan, f"mmdocrag:{unit}")
+    publish(ctx, plan, "mmdocrag", unit=unit)
     rows = wh.read_part("eval_metrics", plan.fingerprints["mmdocrag_evaluate"], unit).to_pylist()
     cached = all(r.status == "cached" for r in results)
     run_id = rows[0]["run_id"] if rows else ctx.run_id

@@ -108,7 +108,8 @@ def run_queries(
     for (variant, scope), plan in plans.items():
         # the full configuration's traces are what the views show; an ablation adds its scores only
         only = [s.name for s in query_stages(plan)] if variant == FULL.name else ["evaluate"]
-        publish(ctx, plan, f"answer:{scope}" if variant == FULL.name else f"eval:{variant}:{scope}", only)
+        group = f"answer:{scope}" if variant == FULL.name else f"eval:{variant}:{scope}"
+        publish(ctx, plan, group, only, unit=qset.qset_id)
     run.seconds = time.perf_counter() - started
     return run
 

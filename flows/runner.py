@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from flows import stored_work
 from interleaf import interrupt, progress
 from interleaf.cli_output import styled_line
 from interleaf.config import Settings
@@ -34,6 +35,7 @@ from tasks.units import is_committed, pending, set_aside_damaged
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
 from warehouse.ledger import close_dead_runs
+from warehouse.store import INGEST_GROUP
 
 
 @dataclass
@@ -47,6 +49,9 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     unusable: list[str] = field(default_factory=list)  # doc_ids with no parsed document (rejected)
     dropped: list[Dropped] = field(default_factory=list)  # published documents this ingest took out of the views
+    root: Path | None = None  # the warehouse, and the plan its stages ran: what `kept` reads
+    plan: Plan | None = None
+    pages: dict[str, int] = field(default_factory=dict)  # path -> page count, once read
 
     @property
     def all_rejected(self) -> bool:
@@ -60,13 +65,11 @@ class IngestReport:
         return sum(1 for r in self.of(stage) if r.status == status)
 
     def kept(self) -> str:
-        """What an interrupted run leaves committed, for the one line the CLI prints."""
-        done = {r.stage: 0 for r in self.results}
-        for r in self.results:
-            done[r.stage] += r.status in ("ok", "cached")
-        stages = ", ".join(f"{stage} {n}" for stage, n in done.items())
-        n = done.get("parse", 0)
-        return f"{n} document{'s' if n != 1 else ''} kept" + (f" ({stages})" if stages else "")
+        """What an interrupted run leaves stored, for the one line the CLI prints: read from the
+        warehouse, the pages its parses saved included (flows/stored_work.py)."""
+        if self.root is None or self.plan is None:
+            return ""  # stopped before it knew its documents: the line's general words
+        return stored_work.kept(Warehouse(self.root), self.plan, self.files, self.pages)
 
     @property
     def pages_parsed(self) -> int:
@@ -113,7 +116,7 @@ def _facts(paths: list[str], settings: Settings) -> dict[str, DocumentFacts | Do
     """The files' facts (parse/facts.py), or why each cannot be parsed; read in the page workers on
     `local`, so that this process never imports PyMuPDF. A file over `parse.limits.max_file_mb` is
     not read."""
-    from flows.ingest import page_work_map
+    from flows.page_work import page_work_map
 
     limits = settings.parse.limits
     out: dict[str, DocumentFacts | DocumentError] = {}
@@ -158,7 +161,6 @@ def run_ingest(
     root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
 ) -> IngestReport:
     """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
-    from flows.ingest import GROUP, ingest_flow, task_runner, unwritable
     from flows.plans import ingest_stages
 
     started = time.perf_counter()
@@ -169,7 +171,7 @@ def run_ingest(
     ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(plan, force_from))
     files = {path: sha256_file(Path(path)) for path in discover_documents(paths)}
     doc_ids = sorted(set(files.values()))
-    report = IngestReport(ctx.run_id, files)
+    report = IngestReport(ctx.run_id, files, root=wh.root, plan=plan)
     set_aside_damaged(wh, plan, doc_ids)  # before anything opens the views over them
     report.dropped = documents_to_drop(wh, files, paths, sync)
     change = DocumentChange(frozenset(doc_ids), frozenset(d.doc_id for d in report.dropped))
@@ -180,8 +182,9 @@ def run_ingest(
     todo_parse = [d for d in todo_parse if d not in gone]
     files_left = {p: d for p, d in files.items() if d not in gone}
     docs_left = sorted(set(files_left.values()))
-    if not todo_parse and not any(pending(ctx, plan, s, docs_left) for s in plan.stages[1:]):
-        publish(ctx, plan, GROUP, units=change.apply)  # the config may point back at outputs stored earlier
+    later = {d for s in plan.stages[1:] for d in pending(ctx, plan, s, docs_left)}
+    if not todo_parse and not later:
+        publish(ctx, plan, INGEST_GROUP, units=change.apply)  # the config may point back at outputs stored earlier
         if docs_left:  # the rejected ones have their ledger rows already
             record_unchanged(ctx, plan, docs_left)
         _refresh_catalog(wh, report)
@@ -189,15 +192,23 @@ def run_ingest(
         return _finish(report, wh, plan, started)
 
     facts |= _facts([p for p in files_left if p not in facts], settings)
-    pages = {p: 0 if isinstance(f, DocumentError) else f.page_count for p, f in facts.items()}
+    pages = report.pages = {p: 0 if isinstance(f, DocumentError) else f.page_count for p, f in facts.items()}
     # the longest documents begin first: a 400-page manual's chain (its describe alone took 584 s in
     # `make bench`) is the ingest's long pole, and the short ones fill the other workers beside it
     # (begun in path order, it started at 231 s of a 976 s ingest and ran alone for its last 350 s)
     files_left = dict(sorted(files_left.items(), key=lambda item: -pages[item[0]]))
     todo_paths = [p for p, d in files_left.items() if d in set(todo_parse)]
-    bar = progress.PageProgress(sum(pages[p] for p in todo_paths))
+    # on a cluster no unit has a row of its own: the bar of all pages is all there is
+    overall = len(todo_paths) > 1 or settings.executor.kind == "ray"
+    bar = progress.PageProgress(sum(pages[p] for p in todo_paths), overall=overall)
     progress.set_current(bar)
+    # before Prefect's server starts (seconds, longer in a new Prefect home): the command says at once
+    # what it does, and a long document's pages follow as they are saved
+    to_parse = {p: files[p] for p in todo_paths}
+    progress.note(stored_work.starting(wh, plan, to_parse, pages, len(later - set(todo_parse))))
     report.flow_started = True
+    from flows.ingest import ingest_flow, task_runner, unwritable  # Prefect: imported once the line is out
+
     ensure_prefect_api()
     try:
         flow = ingest_flow.with_options(task_runner=task_runner(ctx.settings))

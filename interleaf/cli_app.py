@@ -5,12 +5,15 @@ Commands live in `interleaf/cli.py` (ingest, ask, answer, sql, runs, serve) and
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from interleaf import interrupt
 from interleaf.cli_output import error_line, make_console
@@ -18,9 +21,6 @@ from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError
 from warehouse.store import resolve_root
 
-app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="`interleaf`: ingest, query and rerun from the command line."
-)
 console = make_console(stderr=True)
 out = make_console()  # piped or redirected: lines as long as their content, not folded to 80 columns
 
@@ -68,31 +68,101 @@ def prefect_environment(root: Path) -> None:
 # `serve` keeps uvicorn's own handling; the quick ones keep Python's.
 LONG_COMMANDS = {"ingest", "run", "answer", "ask", "eval"}
 
+# The app's options, given before the command (`interleaf --warehouse DIR ingest PATH`) or after it
+# (`interleaf ingest PATH --warehouse DIR`): a script appends them where it likes.
+GLOBAL_PANEL = "Global options (before or after the command)"
+GLOBAL_OPTIONS = ("warehouse", "config", "set_", "model")
+
+
+class GlobalOptionsGroup(TyperGroup):
+    """The app's group: every command takes `main`'s options too (copies of them, under their own
+    heading in its --help), and reads the settings once its own arguments are parsed: the group's
+    callback runs before they are, so it cannot."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        shared = [p for p in self.params if p.name in GLOBAL_OPTIONS]
+        for name, command in self.commands.items():
+            command.params.extend(copy.copy(p) for p in shared)
+            command.invoke = _configured(name, command.invoke)  # type: ignore[method-assign]
+
+
+def _configured(name: str, invoke: Callable[[typer.Context], Any]) -> Callable[[typer.Context], Any]:
+    def configured(ctx: typer.Context) -> Any:
+        after = {key: ctx.params.pop(key, None) for key in GLOBAL_OPTIONS}  # the command's function has none
+        configure(ctx, name, after)
+        return invoke(ctx)
+
+    return configured
+
+
+app = typer.Typer(
+    cls=GlobalOptionsGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    help="`interleaf`: ingest, query and rerun from the command line.",
+)
+
 
 @app.callback()
 def main(
-    ctx: typer.Context,
-    warehouse: Annotated[str | None, typer.Option(help="Warehouse folder [env INTERLEAF_WAREHOUSE]")] = None,
-    config: Annotated[str | None, typer.Option(help="YAML config (default configs/default.yaml)")] = None,
+    warehouse: Annotated[
+        str | None,
+        typer.Option(
+            help="Warehouse folder (else: the config's warehouse, $INTERLEAF_WAREHOUSE, warehouse/data)",
+            rich_help_panel=GLOBAL_PANEL,
+        ),
+    ] = None,
+    config: Annotated[
+        str | None, typer.Option(help="YAML config (default configs/default.yaml)", rich_help_panel=GLOBAL_PANEL)
+    ] = None,
     set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config value: parse.backend=mineru")
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override a config value: parse.backend=mineru (repeatable; after the command: applied last)",
+            rich_help_panel=GLOBAL_PANEL,
+        ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option(help="A model preset from configs/models.yaml, e.g. qwen2.5-vl-7b")
+        str | None,
+        typer.Option(help="A model preset from configs/models.yaml, e.g. qwen2.5-vl-7b", rich_help_panel=GLOBAL_PANEL),
     ] = None,
 ) -> None:
+    """Its options are read by `configure`, once the command has parsed its own (they may follow it)."""
+
+
+def merged_options(before: dict[str, Any], after: dict[str, Any], command: str) -> dict[str, Any]:
+    """The global options given before and after the command as one: `--set` items in the order given
+    (a key set on both sides: the later wins, as within one side); any other option on both sides
+    must have the same value, or which one was meant is unclear."""
+    chosen: dict[str, Any] = {"set_": [*(before.get("set_") or []), *(after.get("set_") or [])]}
+    for key in GLOBAL_OPTIONS:
+        if key == "set_":
+            continue
+        first, second = before.get(key), after.get(key)
+        if first is not None and second is not None and first != second:
+            option = "--" + key.rstrip("_")
+            raise InterleafError(f"{option} given before `{command}` ({first}) and after it ({second}): give it once")
+        chosen[key] = second if second is not None else first
+    return chosen
+
+
+def configure(ctx: typer.Context, command: str, after: dict[str, Any]) -> None:
+    """Settings and warehouse from the global options, and the environment the command runs in."""
     try:
-        overrides = (model_overrides(model) if model else []) + list(set_ or [])
-        state.settings = load_settings(config, overrides)
+        given = merged_options(ctx.find_root().params, after, command)
+        overrides = (model_overrides(given["model"]) if given["model"] else []) + given["set_"]
+        state.settings = load_settings(given["config"], overrides)
     except InterleafError as exc:
         console.print(error_line(exc), soft_wrap=True)
         raise typer.Exit(2) from exc
-    state.warehouse = resolve_root(warehouse or state.settings.warehouse)
+    state.warehouse = resolve_root(given["warehouse"] or state.settings.warehouse)
     prefect_environment(state.warehouse)
     quiet_libraries()
-    if ctx.invoked_subcommand in LONG_COMMANDS:
+    if command in LONG_COMMANDS:
         interrupt.arm()
-        if ctx.invoked_subcommand != "ingest":  # run_ingest does it, for the scheduled ingest too
+        if command != "ingest":  # run_ingest does it, for the scheduled ingest too
             from warehouse import Warehouse
             from warehouse.ledger import close_dead_runs
 

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from interleaf.errors import InterleafError
-from interleaf.evaluate.report import MetricRow, read_rows
+from interleaf.evaluate.report import MetricRow, read_rows, text_table
 from warehouse import Warehouse
 from warehouse.catalog import query_stored
 
@@ -24,12 +24,39 @@ LOG_WIDTH = 4096
 
 
 class LogConsole(Console):
-    """A console writing to a pipe or a file: each line as long as its content. A rule is a short
-    heading line (a full-width one would be LOG_WIDTH characters of dashes)."""
+    """A console writing to a pipe or a file: each line as long as its content. A table is plain
+    aligned columns, as `cut`, `awk` or a CI log read them, not box-drawing characters; a rule is a
+    short heading line (a full-width one would be LOG_WIDTH characters of dashes)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        if any(isinstance(o, Table) for o in objects):
+            kwargs.setdefault("soft_wrap", True)  # COLUMNS, when set, must not fold a table's rows
+        super().print(*(plain_tables(o) for o in objects), **kwargs)
 
     def rule(self, title: Any = "", *, characters: str = "─", style: Any = "rule.line", align: Any = "center") -> None:
         text = Text.assemble(characters * 3, " ", title, " ", characters * 3) if title else characters * 3
         self.print(text, style=style if not title else "")
+
+
+def plain_tables(renderable: Any) -> Any:
+    """`renderable` with each rich Table in it (a Group's too) as a Text of plain aligned columns."""
+    if isinstance(renderable, Group):
+        return Group(*(plain_tables(r) for r in renderable.renderables))
+    if not isinstance(renderable, Table) or not renderable.columns:
+        return renderable
+    header = [_plain(c.header) for c in renderable.columns]
+    body = [[_plain(cell) for cell in row] for row in zip(*(c.cells for c in renderable.columns), strict=True)]
+    lines = [text_table(header, body)]
+    if renderable.title:
+        lines.insert(0, _plain(renderable.title))
+    if renderable.caption:
+        lines.append(_plain(renderable.caption))
+    return Text("\n".join(lines))
+
+
+def _plain(cell: Any) -> str:
+    # the CLI's cells are strings taken literally (markup off) or Text; any other renderable as str()
+    return cell.plain if isinstance(cell, Text) else str(cell)
 
 
 def make_console(stderr: bool = False) -> Console:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -48,16 +49,47 @@ def remove(
 @app.command()
 def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be deleted; delete nothing")] = False,
+    answers_before: Annotated[
+        str | None,
+        typer.Option(
+            "--answers-before",
+            metavar="DATE",
+            help="Also take out the question sets last answered before DATE (2026-11-30, or with a time: "
+            "2026-11-30T18:00, local time unless it names a zone) and free their answers",
+        ),
+    ] = None,
 ) -> None:
-    """Delete the stored parts no published view references (older configurations, removed documents)."""
+    """Delete the stored parts no published view references (older configurations, removed
+    documents, a question set's answers from before it was answered again). Stored answers stay
+    unless --answers-before says which to take out."""
     from warehouse import Warehouse
     from warehouse.gc import collect
 
     try:
-        garbage = collect(Warehouse(state.warehouse), dry_run)
+        before = _moment(answers_before) if answers_before is not None else None
+        garbage = collect(Warehouse(state.warehouse), dry_run, before)
     except (InterleafError, OSError) as exc:
         raise fail(exc) from exc
     verb = "would free" if dry_run else "freed"
     items = len(garbage.files) + len(garbage.folders)
     tables = ", ".join(f"{table} {n}" for table, n in sorted(garbage.by_table.items())) or "nothing"
+    if answers_before is not None:
+        sets = {qset for qsets in garbage.question_sets.values() for qset in qsets}
+        where = ", ".join(f"{group} {len(q)}" for group, q in sorted(garbage.question_sets.items()))
+        taken = "would take" if dry_run else "took"
+        out.print(
+            f"gc: {taken} {len(sets)} question sets answered before {answers_before} out of the views"
+            + (f" ({where})" if where else "")
+        )
     out.print(f"gc: {verb} {garbage.bytes:,} bytes in {items} parts ({tables})")
+
+
+def _moment(text: str) -> float:
+    """Seconds since the epoch of an ISO date or date and time; local time unless it names a zone."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise InterleafError(
+            f"--answers-before {text!r}: not a date (2026-11-30) or date and time (2026-11-30T18:00)"
+        ) from exc
+    return moment.timestamp()  # a naive datetime is read as local time

@@ -168,8 +168,11 @@ def run_unit(
     source: Any = None,
     path: str | None = None,
     page_map: PageMap = map,
+    on_saved: Callable[[int], None] | None = None,
 ) -> UnitResult:
     """Run one stage on one unit, or find it done. `path` names the unit's file in rejects rows.
+    `on_saved`: told the rows the unit's checkpoint holds each time it reads or adds to them (parse:
+    its pages saved), for the progress display.
     After a stop was asked for, no unit starts and one cut short raises `interrupt.Interrupted`
     with its ledger row `interrupted` and nothing of it written."""
     interrupt.check()
@@ -185,7 +188,7 @@ def run_unit(
         return UnitResult(stage.name, unit, "cached")
 
     ledger.start(record)
-    checkpoint = UnitCheckpoint(wh, fp, unit)
+    checkpoint = UnitCheckpoint(wh, fp, unit, on_saved)
     attempt = 0
     while True:
         try:
@@ -302,16 +305,22 @@ def publish(
     group: str,
     only: Sequence[str] | None = None,
     units: Callable[[set[str]], Iterable[str]] | None = None,
+    unit: str | None = None,
 ) -> None:
     """Point the views at this plan's outputs. Every stage `group` published before and not now
     (a retriever removed from config) leaves the views. `units` (document stages): given the
-    documents published until now, the documents the views show."""
+    documents published until now, the documents the views show. `unit` (a question set): the
+    views show it beside every unit the group showed before; it leaves the group's other
+    fingerprints only."""
     entries = {
         s.name: (plan.fingerprints[s.name], (*s.outputs, "rejects"))
         for s in plan.stages
         if only is None or s.name in only
     }
     wh = Warehouse(ctx.warehouse)
+    if unit is not None:
+        wh.publish_unit(group, unit, entries)
+        return
     # applied to the state read under the publish lock: two ingests do not lose each other's documents
     shown = None if units is None else lambda state: documents_after(wh, state, units)
     wh.publish(group, entries, shown)
@@ -322,9 +331,13 @@ class UnitCheckpoint:
     and schema-checked like any part, never published. A damaged one is set aside and its work
     done again."""
 
-    def __init__(self, wh: Warehouse, fingerprint: str, unit: str) -> None:
+    def __init__(
+        self, wh: Warehouse, fingerprint: str, unit: str, on_saved: Callable[[int], None] | None = None
+    ) -> None:
         self.wh, self.fingerprint, self.unit = wh, fingerprint, unit
         self.tables: set[str] = set()
+        self.on_saved = on_saved  # told the rows on disk: a progress line counts none a stop would lose
+        self.rows: dict[str, int] = {}
 
     def _parts(self, table: str) -> list[Path]:
         return sorted((self.wh.root / table / self.fingerprint).glob(f"{self.unit}.*.parquet"))
@@ -337,11 +350,26 @@ class UnitCheckpoint:
                 found.append(self.wh.read_part(table, self.fingerprint, path.stem))
             except CorruptPartError as exc:
                 progress.note(f"{exc}; set aside as {self.wh.set_aside(path)}, its work is done again")
+        self._held(table, sum(part.num_rows for part in found))
         return found
 
     def save(self, table: str, key: str, data: pa.Table) -> None:
         self.tables.add(table)
         self.wh.write_part(table, self.fingerprint, f"{self.unit}.{key}", data)
+        self._held(table, self.rows.get(table, 0) + data.num_rows)
+
+    def _held(self, table: str, rows: int) -> None:
+        self.rows[table] = rows
+        if self.on_saved is not None:
+            self.on_saved(rows)
+
+    def stored_rows(self, table: str) -> int:
+        """The rows its whole parts hold, read changing nothing (a damaged one is the rerun's to set aside)."""
+        rows = 0
+        for path in self._parts(table):
+            with contextlib.suppress(CorruptPartError, FileNotFoundError):
+                rows += self.wh.read_part(table, self.fingerprint, path.stem).num_rows
+        return rows
 
     def drop(self) -> None:
         for table in self.tables:

@@ -13,6 +13,7 @@ answers with status 200: "garbage" (a body that is not JSON) and "shape" (JSON t
 chat completion).
 Usage counts words: prompt_tokens = the words of every text part plus 100 per image,
 completion_tokens = the words of the answer (reasoning included), so tests can work them out.
+With `usage` set False it sends none, as some OpenAI-compatible servers do.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class OpenAIServer(ThreadingHTTPServer):
         self.script: list[str] = []
         self.seen: list[Seen] = []
         self.errors: list[str] = []
+        self.usage = True  # whether answers carry `usage`
         self.lock = threading.Lock()
 
     @property
@@ -245,8 +247,8 @@ class Handler(BaseHTTPRequestHandler):
                 "created": 0,
                 "model": self.server.model,
                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": usage,
-            },
+            }
+            | ({"usage": usage} if self.server.usage else {}),
         )
 
     def _stream(self, seen: Seen, answer: Reply, usage: dict[str, int]) -> None:
@@ -265,7 +267,7 @@ class Handler(BaseHTTPRequestHandler):
         for piece in pieces(answer.content):
             event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
         event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
-        if (seen.body.get("stream_options") or {}).get("include_usage"):
+        if (seen.body.get("stream_options") or {}).get("include_usage") and self.server.usage:
             event([], usage=usage)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

@@ -81,6 +81,71 @@ def test_piped_tables_keep_their_width(tmp_path: Path) -> None:
     assert any("x" * 150 in line and "next column" in line for line in done.stdout.splitlines()), done.stdout
 
 
+def test_piped_sql_and_runs_are_plain_aligned_columns(tmp_path: Path) -> None:
+    """No box-drawing characters in a pipe: columns two spaces apart, counted in terminal cells (a CJK
+    character takes two), a value of two lines on two lines, an empty (NULL) cell blank."""
+    query = (
+        "select 1 as n, 'short' as word, null as x union all select 22, 'a longer' || chr(10) || 'two-line word', 3 "
+        "union all select 333, '表格 cjk', 'z' order by n"
+    )
+    done = interleaf(tmp_path / "w", "sql", query)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "n    word           x\n"
+        "---  -------------  -\n"
+        "1    short\n"
+        "22   a longer       3\n"
+        "     two-line word\n"
+        "333  表格 cjk       z\n"
+    )
+    runs = interleaf(tmp_path / "w", "runs")
+    assert runs.returncode == 0, runs.stderr
+    assert runs.stdout.splitlines()[:2] == [
+        "run_id  stage  status  items  rows  started  seconds  fingerprint",
+        "------  -----  ------  -----  ----  -------  -------  -----------",
+    ]
+
+
+def test_global_options_are_taken_after_the_command_too(tmp_path: Path) -> None:
+    """`--warehouse`, `--config`, `--set` and `--model` after the command, as scripts append them;
+    `--set` items from both sides in order (the later wins); another option given on both sides with
+    two values is refused. `serve --new-key` shows where: it writes the key's hash into the warehouse."""
+    from typer.main import get_command
+
+    from interleaf.cli import app
+
+    env, after, before = tmp_path / "env", tmp_path / "after", tmp_path / "before"
+    done = interleaf(env, "serve", "--new-key", "tester", "--warehouse", str(after))
+    assert done.returncode == 0, done.stderr
+    assert (after / "api-keys").is_file() and not env.exists()
+
+    first, second = tmp_path / "keys-first", tmp_path / "keys-second"
+    new_key = ("serve", "--new-key", "t")
+    done = interleaf(env, "--set", f"serve.api.keys_file={first}", *new_key, "--set", f"serve.api.keys_file={second}")
+    assert done.returncode == 0, done.stderr
+    assert second.is_file() and not first.exists()
+
+    done = interleaf(env, "gc", "--dry-run", "--warehouse", str(after))  # a command of cli_warehouse.py
+    assert done.returncode == 0 and done.stdout.startswith("gc: would free"), done.stderr
+    assert not env.exists()
+    for option, value, says in [
+        ("--config", str(tmp_path / "none.yaml"), "cannot read config"),
+        ("--model", "nosuch", "unknown model preset 'nosuch'"),
+        ("--set", "parse.backend=nosuch", "parse.backend"),
+    ]:
+        done = interleaf(env, "sql", "select 1", option, value)
+        assert done.returncode == 2 and says in done.stderr, (option, done.stderr)
+    done = interleaf(env, "--warehouse", str(before), "sql", "select 1", "--warehouse", str(after))
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("error: --warehouse given before `sql`"), done.stderr
+
+    # every command takes them, eval's and export's (cli_eval.py) and serve's included, and lists them
+    group = get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        names = {p.name for p in command.params}
+        assert {"warehouse", "config", "set_", "model"} <= names, name
+
+
 def test_prefect_telemetry_and_banner_stay_off_however_the_cli_is_started(tmp_path: Path) -> None:
     """Imported, not run from the Makefile: Prefect reads its settings when it is first imported."""
     probe = (

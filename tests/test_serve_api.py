@@ -15,7 +15,7 @@ from PIL import Image, ImageChops
 
 from interleaf.config import load_settings
 from tests.conftest import IngestedWarehouse, sql_rows
-from tests.openai_server import OpenAIServer, Seen, running
+from tests.openai_server import IMAGE_TOKENS, OpenAIServer, Seen, running, words
 from tests.serve_server import RunningServer, closed_port, copy_warehouse, serving
 
 DPR = "dpr-emnlp2020"
@@ -125,14 +125,26 @@ def test_openai_client_gets_the_answer_and_its_citations(server: RunningServer) 
     assert completion.choices[0].finish_reason == "stop"
     assert completion.citations == asked["citations"]  # an extra field: kept by the client, ignored otherwise
 
+    # the offline composer runs no model: no token counts, so no `usage` (optional in the API), not zeros
+    assert completion.usage is None
+    raw = server.client(server.key).post(
+        "/v1/chat/completions", json={"model": "interleaf", "messages": messages, "documents": [DPR]}
+    )
+    assert raw.status_code == 200 and "usage" not in raw.json()
+
     stream = client.chat.completions.create(
-        model="interleaf", messages=messages, stream=True, extra_body={"documents": [DPR]}
+        model="interleaf",
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_body={"documents": [DPR]},
     )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == asked["answer"] and len(chunks) > 3
     last = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
     assert len(last) == 1 and last[0].citations == asked["citations"]
+    assert all(c.usage is None for c in chunks) and all(c.choices for c in chunks)  # no usage chunk
 
     with pytest.raises(openai.NotFoundError, match="no model 'gpt-4o'"):
         client.chat.completions.create(model="gpt-4o", messages=messages)
@@ -175,8 +187,10 @@ def test_a_streamed_model_answer_links_its_images_as_they_arrive(
     `![...](imageN)` reaches the chat client as a URL of this server, even split across chunks."""
     openai = pytest.importorskip("openai")
 
+    answer = "DPR's retrievers are compared on five datasets [1]. ![Table 2 compares retrievers](image1)"
+
     def reply(seen: Seen) -> str:
-        return "DPR's retrievers are compared on five datasets [1]. ![Table 2 compares retrievers](image1)"
+        return answer
 
     os.environ["SERVE_TEST_MODEL_KEY"] = "model-key"
     root = copy_warehouse(corpus_warehouse.root, tmp_path)
@@ -189,13 +203,28 @@ def test_a_streamed_model_answer_links_its_images_as_they_arrive(
         )
         with serving(root, *overrides) as server:
             client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.key, max_retries=0, timeout=300)
+            messages = [{"role": "user", "content": TABLE_QUESTION}]
             chunks = list(
                 client.chat.completions.create(
                     model="interleaf",
-                    messages=[{"role": "user", "content": TABLE_QUESTION}],
+                    messages=messages,
                     stream=True,
+                    stream_options={"include_usage": True},
                     extra_body={"documents": [DPR]},
                 )
+            )
+            # the model server's own counts of what it read and wrote (tests/openai_server.py counts words)
+            calls = list(model.seen)
+            counted = sum(words(t) for c in calls for t in c.texts) + IMAGE_TOKENS * sum(len(c.images) for c in calls)
+            stored = client.chat.completions.create(
+                model="interleaf", messages=messages, extra_body={"documents": [DPR]}
+            )
+            # a server that sends no `usage` (the answer stored with 0 tokens in): none given, not zeros
+            model.usage = False
+            uncounted = client.chat.completions.create(
+                model="interleaf",
+                messages=[{"role": "user", "content": "What does DPR's Table 1 show?"}],
+                extra_body={"documents": [DPR]},
             )
     deltas = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
     text = "".join(deltas)
@@ -204,6 +233,13 @@ def test_a_streamed_model_answer_links_its_images_as_they_arrive(
     image = next(c for c in last.citations if c["label"] == "image1")
     assert text.endswith(f"![Table 2 compares retrievers]({server.url}/v1/quotes/{image['quote_id']}/image)")
     assert "(image1)" not in text
+
+    assert calls and chunks[-1].choices == [] and all(c.usage is None for c in chunks[:-1])
+    usage = chunks[-1].usage
+    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (counted, words(answer) * len(calls))
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert stored.interleaf["qset_id"] == last.interleaf["qset_id"] and stored.usage == usage  # the answer's own
+    assert len(model.seen) > len(calls) and uncounted.usage is None
 
 
 def test_a_caller_finding_a_reload_under_way_waits_for_its_snapshot(

@@ -6,6 +6,11 @@ publish of the group that writes it: that belongs to a run (an ingest) that has 
 of fingerprints nothing publishes any more (an older configuration or code), the parts of
 documents that left the views (removed, replaced, their file gone), and their crops, and the
 damaged parts an ingest set aside.
+
+Answers are kept: every question set stored stays in the views under the fingerprints it was last
+answered with (`Warehouse.publish_unit`), so `gc` frees only what a set answered again left
+behind. Taking answers out is a choice the user states: `--answers-before DATE` first takes the
+question sets last answered before DATE out of the views, then frees their parts.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from warehouse import schemas
-from warehouse.store import INGEST_GROUP, SET_ASIDE, Warehouse
+from warehouse.store import INGEST_GROUP, SET_ASIDE, StageState, Warehouse, units_published_before, without_units
 
 IMAGES = "images"
 KEPT_FOLDERS = {"ledger"}  # `runs` parts: the history, never collected
@@ -28,6 +33,8 @@ class Garbage:
     folders: list[Path] = field(default_factory=list)  # crops of a document, deleted whole
     bytes: int = 0
     by_table: Counter[str] = field(default_factory=Counter)
+    # `--answers-before`: group (answer:doc, eval:<variant>:corpus, ...) -> the question sets taken out
+    question_sets: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, path: Path, table: str) -> None:
         size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else path.stat().st_size
@@ -36,8 +43,9 @@ class Garbage:
         self.by_table[table] += 1
 
 
-def find_garbage(wh: Warehouse) -> Garbage:
-    current = wh.current()
+def find_garbage(wh: Warehouse, current: dict[str, StageState] | None = None) -> Garbage:
+    """What `current` (default: the published state) references no more."""
+    current = wh.current() if current is None else current
     # A part written after the last publish of the group that writes its table belongs to a run
     # of that group still going (an answer's publish says nothing about an ingest running now).
     ingest = [e for e in current.values() if e.group == INGEST_GROUP]
@@ -81,13 +89,18 @@ def find_garbage(wh: Warehouse) -> Garbage:
     return garbage
 
 
-def collect(wh: Warehouse, dry_run: bool) -> Garbage:
+def collect(wh: Warehouse, dry_run: bool, answers_before: float | None = None) -> Garbage:
     """Find the garbage and, unless `dry_run`, delete it (under the publish lock, so that no
-    publish changes what is referenced while it goes)."""
+    publish changes what is referenced while it goes). `answers_before` (seconds since the
+    epoch): the question sets last answered before it leave the views first, and their parts go."""
     if dry_run:
-        return find_garbage(wh)
+        state, taken = _pruned(wh.current(), answers_before)
+        return _with_question_sets(find_garbage(wh, state), taken)
     with wh.locked():
-        garbage = find_garbage(wh)
+        state, taken = _pruned(wh.current(), answers_before)
+        if taken:
+            wh.write_state(state)
+        garbage = _with_question_sets(find_garbage(wh, state), taken)
         for path in garbage.files:
             path.unlink(missing_ok=True)
         for folder in garbage.folders:
@@ -95,4 +108,16 @@ def collect(wh: Warehouse, dry_run: bool) -> Garbage:
         for parent in {p.parent for p in [*garbage.files, *garbage.folders]}:
             if parent.is_dir() and not any(parent.iterdir()):
                 parent.rmdir()
+    return garbage
+
+
+def _pruned(state: dict[str, StageState], before: float | None) -> tuple[dict[str, StageState], dict[str, set[str]]]:
+    if before is None:
+        return state, {}
+    taken = units_published_before(state, before, lambda group: group != INGEST_GROUP)
+    return without_units(state, taken), taken
+
+
+def _with_question_sets(garbage: Garbage, taken: dict[str, set[str]]) -> Garbage:
+    garbage.question_sets = taken
     return garbage

@@ -403,6 +403,7 @@ ANSWERS = pa.schema(
         pa.field("tokens_in", pa.int32(), nullable=False),
         pa.field("tokens_out", pa.int32(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
+        pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),  # when it was generated
         pa.field("error", pa.string()),
         # "the documents do not say": false when the generator abstained (or every part was missing)
         pa.field("answerable", pa.bool_(), nullable=False),

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -71,6 +71,9 @@ class StageState:
     # ingest names them, so parts an ingest running now has written stay out of sight until it
     # publishes, and a removed document leaves the views while its parts wait for `gc`.
     units: tuple[str, ...] | None = None
+    # an entry that accumulates units (a question set's answers, `publish_unit`): when each of its
+    # units was last published under it; None for entries published whole
+    unit_times: tuple[tuple[str, float], ...] | None = None
 
     def part_names(self, table: str) -> set[str] | None:
         """The part names of `table` the views read (a rejected unit's part too); None: all."""
@@ -234,9 +237,26 @@ class Warehouse:
                 v.get("group", ""),
                 v.get("at", 0.0),
                 tuple(v["units"]) if v.get("units") is not None else None,
+                tuple(sorted(v["unit_times"].items())) if v.get("unit_times") is not None else None,
             )
             for k, v in raw.items()
         }
+
+    def write_state(self, state: Mapping[str, StageState]) -> None:
+        """Replace the published state whole; the caller holds `locked()` and read it under it."""
+        raw = {
+            k: {
+                "fingerprint": v.fingerprint,
+                "tables": list(v.tables),
+                "stage": v.stage,
+                "group": v.group,
+                "at": v.at,
+                **({"units": list(v.units)} if v.units is not None else {}),
+                **({"unit_times": dict(v.unit_times)} if v.unit_times is not None else {}),
+            }
+            for k, v in state.items()
+        }
+        atomic_write_bytes(self._state_path, json.dumps(raw, indent=2, sort_keys=True).encode())
 
     def publish(
         self,
@@ -255,18 +275,39 @@ class Warehouse:
             at = time.time()
             for stage, (fingerprint, tables) in entries.items():
                 state[f"{group}/{stage}"] = StageState(fingerprint, tuple(tables), stage, group, at, names)
-            raw = {
-                k: {
-                    "fingerprint": v.fingerprint,
-                    "tables": list(v.tables),
-                    "stage": v.stage,
-                    "group": v.group,
-                    "at": v.at,
-                    **({"units": list(v.units)} if v.units is not None else {}),
-                }
-                for k, v in state.items()
-            }
-            atomic_write_bytes(self._state_path, json.dumps(raw, indent=2, sort_keys=True).encode())
+            self.write_state(state)
+
+    def publish_unit(self, group: str, unit: str, entries: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+        """Show `unit` (a question set) under `entries` (stage -> (fingerprint, tables)) in `group`,
+        beside every other unit the group shows: answers accumulate. The unit leaves the group's
+        other fingerprints (answered again under another configuration: its older parts go to
+        `gc`); the group's other units stay where they are."""
+        with self.locked():
+            state = self.current()
+            at = time.time()
+            kept: dict[str, tuple[StageState, dict[str, float]]] = {}
+            for key in [k for k, v in state.items() if v.group == group]:
+                entry = state.pop(key)
+                times = dict(entry.unit_times) if entry.unit_times is not None else self._stored_units(entry)
+                times.pop(unit, None)
+                if times:  # one key per stage and fingerprint (an entry published whole is keyed by stage)
+                    _, prior = kept.setdefault(f"{group}/{entry.stage}@{entry.fingerprint}", (entry, {}))
+                    prior.update(times)
+            for stage, (fingerprint, tables) in entries.items():
+                entry = StageState(fingerprint, tuple(tables), stage, group, at)
+                _, prior = kept.setdefault(f"{group}/{stage}@{fingerprint}", (entry, {}))
+                kept[f"{group}/{stage}@{fingerprint}"] = (entry, prior | {unit: at})
+            for key, (entry, times) in kept.items():
+                state[key] = replace(entry, units=tuple(sorted(times)), unit_times=tuple(sorted(times.items())))
+            self.write_state(state)
+
+    def _stored_units(self, entry: StageState) -> dict[str, float]:
+        """The units an entry published whole (before answers accumulated) shows: its parts."""
+        table = next((t for t in entry.tables if t != "rejects"), None)
+        if table is None:
+            return {}
+        folder = self.root / table / entry.fingerprint
+        return {p.stem: entry.at for p in folder.glob("*.parquet") if "." not in p.stem}
 
     def published_files(self, table: str, state: Mapping[str, StageState] | None = None) -> list[Path]:
         """The parts of `table` the views read: under each published fingerprint, the published
@@ -305,3 +346,36 @@ class Warehouse:
                     tmp.unlink()
                     removed += 1
         return removed
+
+
+def units_published_before(
+    state: Mapping[str, StageState], before: float, groups: Callable[[str], bool]
+) -> dict[str, set[str]]:
+    """group -> the units its accumulating entries last published before `before`. A unit counts
+    by its latest publish in the group, so a set answered since stays whole."""
+    latest: dict[tuple[str, str], float] = {}
+    for entry in state.values():
+        if entry.unit_times is None or not groups(entry.group):
+            continue
+        for unit, at in entry.unit_times:
+            latest[(entry.group, unit)] = max(at, latest.get((entry.group, unit), 0.0))
+    taken: dict[str, set[str]] = {}
+    for (group, unit), at in latest.items():
+        if at < before:
+            taken.setdefault(group, set()).add(unit)
+    return taken
+
+
+def without_units(state: Mapping[str, StageState], taken: Mapping[str, set[str]]) -> dict[str, StageState]:
+    """`state` with the units `taken` (group -> units) out of its accumulating entries; an entry
+    left with none leaves."""
+    out: dict[str, StageState] = {}
+    for key, entry in state.items():
+        gone = taken.get(entry.group, set())
+        if entry.unit_times is None or not gone:
+            out[key] = entry
+            continue
+        times = {u: at for u, at in entry.unit_times if u not in gone}
+        if times:
+            out[key] = replace(entry, units=tuple(sorted(times)), unit_times=tuple(sorted(times.items())))
+    return out

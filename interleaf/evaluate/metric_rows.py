@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from rich.cells import cell_len
+
 from interleaf.evaluate.breakdowns import PositionSelection
 
 NOT_COMPUTED = "not computed"
@@ -136,9 +138,15 @@ def slice_label(row: MetricRow, names: Mapping[str, str] | None = None) -> str:
 
 
 def text_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(h), *(len(line[i]) for line in body)) if body else len(h) for i, h in enumerate(header)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in [header, *body]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    """Plain aligned columns: two spaces between them, dashes under the header, no trailing spaces.
+    Widths are terminal cells (a CJK character takes two), and a cell of several lines takes as
+    many lines, so a SQL value with a newline does not shift the columns after it."""
+    rows = [[cell.split("\n") for cell in line] for line in [header, *body]]
+    widths = [max(cell_len(part) for row in rows for part in row[i]) for i in range(len(header))]
+    lines = []
+    for row in rows:
+        for k in range(max(len(cell) for cell in row)):
+            parts = [cell[k] if k < len(cell) else "" for cell in row]
+            lines.append("  ".join(p + " " * (w - cell_len(p)) for p, w in zip(parts, widths, strict=True)).rstrip())
+    lines.insert(max(len(cell) for cell in rows[0]), "  ".join("-" * w for w in widths))
     return "\n".join(lines)

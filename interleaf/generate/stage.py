@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -190,6 +191,7 @@ def answer_row(
         "tokens_in": answer.tokens_in,
         "tokens_out": answer.tokens_out,
         "seconds": answer.seconds,
+        "created_at": datetime.now(UTC),
         "error": answer.error,
         "answerable": _abstain_reason(answer, checked) is None,
         "abstain_reason": _abstain_reason(answer, checked),

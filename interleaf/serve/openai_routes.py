@@ -128,13 +128,20 @@ def _extras(answered: Answered, urls: Urls) -> dict[str, Any]:
     }
 
 
-def _usage(answered: Answered) -> dict[str, int]:
-    prompt, completion_tokens = int(answered.row.get("tokens_in") or 0), int(answered.row.get("tokens_out") or 0)
+def _usage(answered: Answered) -> dict[str, int] | None:
+    """The tokens the generator's model counted for this answer (a stored answer: when it was made),
+    or None where none are known, and then the API's optional `usage` is left out rather than given
+    as zeros: the offline composer runs no model, and a model server that sends no `usage` is stored
+    as 0 tokens in, which no model call that read a prompt can be."""
+    row = answered.row
+    prompt, completion_tokens = int(row.get("tokens_in") or 0), int(row.get("tokens_out") or 0)
+    if row.get("generator") == "offline" or prompt == 0:
+        return None
     return {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens}
 
 
 def completion(answered: Answered, urls: Urls, model: str, completion_id: str) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
@@ -146,8 +153,10 @@ def completion(answered: Answered, urls: Urls, model: str, completion_id: str) -
                 "finish_reason": "stop",
             }
         ],
-        "usage": _usage(answered),
-    } | _extras(answered, urls)
+    }
+    if usage := _usage(answered):
+        body["usage"] = usage
+    return body | _extras(answered, urls)
 
 
 def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -166,6 +175,8 @@ async def _chunks(
     import json
 
     def event(data: dict[str, Any]) -> str:
+        if usage and data.get("object") == "chat.completion.chunk":
+            data = {"usage": None} | data  # with include_usage, only the last chunk's is not null
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
     yield event(_chunk(completion_id, model, {"role": "assistant", "content": ""}))
@@ -182,8 +193,9 @@ async def _chunks(
                 for piece in _pieces(markdown(answered.view, urls)):
                     yield event(_chunk(completion_id, model, {"content": piece}))
             yield event(_chunk(completion_id, model, {}, "stop") | _extras(answered, urls))
-            if usage:
-                yield event(_chunk(completion_id, model, {}) | {"choices": [], "usage": _usage(answered)})
+            counted = _usage(answered)
+            if usage and counted:  # no counts: no usage chunk, as a client sees when a stream breaks off
+                yield event(_chunk(completion_id, model, {}) | {"choices": [], "usage": counted})
     yield "data: [DONE]\n\n"
 
 
