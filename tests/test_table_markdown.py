@@ -208,3 +208,34 @@ def test_a_ruled_scan_keeps_its_spanning_header_and_multi_line_cells(corpus: Pat
     low_vision = next(row for row in body if row[0] == "Low Vision")
     assert "(97.7%, n=3)" in low_vision[header.index("Results · Accuracy")]
     assert len(body) == 4  # Blind, Low Vision, Dexterity, Mobility: the second line of Low Vision is no row
+
+
+def _stored_quote_reading(pdf: Path, idx: int, kind: str, box: tuple[float, float, float, float]) -> dict:
+    """A quote read as describe reads it (text layer here), its box as the layout model gave it."""
+    with pymupdf.open(pdf) as doc:
+        pages = page_texts(doc, {}, {idx}, None, {idx})
+        inside = words_in_box(list(pages[idx].words), box)
+        quote = {"kind": kind, "bbox": list(box)}
+        return read_quote(quote, inside, pages[idx], lambda: render_bgr(doc[idx], 72), None, ReadingSettings("t"))  # type: ignore[arg-type]
+
+
+def test_a_table_whose_box_left_out_its_header_keeps_its_columns_and_row_groups(corpus: Path) -> None:
+    """MAVIS Table 3: the layout box starts below the header row, and three group headings
+    ("Fine-tuned on WebQA ...") printed across the table covered the column gaps: every cell was
+    one column, with no header."""
+    got = _stored_quote_reading(corpus / "docs" / "mavis-aaai2026.pdf", 4, "table", (316.3, 69.4, 561.3, 239.7))
+    header, body = table(got["table_md"])
+    assert header == ["Retriever", "NDCG@10", "Recall@100"]
+    rows = {row[0]: row[1:] for row in body}
+    assert rows["Fine-tuned on WebQA (Chang et al. 2022) · CLIP-DPR"] == ["0.1567", "0.4355"]
+    assert rows["Fine-tuned on ClueWeb (Overwijk et al. 2022) · MARVEL-ANCE"] == ["0.1460", "0.4398"]
+    assert all(" · " in r for r in rows), "a group's heading is on its rows, not a row of its own"
+
+
+def test_a_ruled_row_whose_cells_wrap_is_one_row(corpus: Path) -> None:
+    """The Korean report's Table 1: rules between the rows, each row's label and cells wrapped onto
+    several lines, the label's lines between the cells' ones."""
+    got = _stored_quote_reading(corpus / "docs" / "covid-report-ko.pdf", 1, "table", (58.8, 341.4, 298.2, 519.6))
+    _header, body = table(got["table_md"])
+    assert [row[0] for row in body] == ["분류 기준", "대상 질병", "U코드◦"]
+    assert body[1][1] == "◦ (6종) 콜레라, 장티푸스, 파라 티푸스, 세균성이질, 장출혈 성대장균감염증, A형간염"

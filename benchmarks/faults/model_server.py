@@ -63,7 +63,7 @@ KEPT = "layoutparser-table-page.pdf"  # in the warehouse before the faulted inge
 ADDED = "corrosion-plot-table.pdf"  # ingested during the fault (3 image quotes)
 # the answer views, without what names a run or a time
 ANSWER_QUERIES = {
-    "answers": "select * exclude (seconds) from answers",
+    "answers": "select * exclude (seconds, created_at) from answers",  # when and how long: not what
     "citations": "select * from citations",
 }
 

@@ -101,9 +101,10 @@ def describe_document(
             table_md=got["table_md"],
             references=tuple(refs),
         )
-        # a lost reading has no key: its description is neither looked up nor kept
+        # a lost reading has no key: its description is neither looked up nor kept; the table
+        # Markdown is made from the reading anew each time (a new table reader), so it is in the key
         desc_key = reading.key and content_hash(
-            [reading.key, q.get("caption"), refs, q["kind"], q["page_idx"], describer_fingerprint]
+            [reading.key, got["table_md"], q.get("caption"), refs, q["kind"], q["page_idx"], describer_fingerprint]
         )
         row = {"quote_id": qid, "doc_id": q["doc_id"], "page_idx": q["page_idx"], "kind": q["kind"]}
         row |= {k: v for k, v in got.items() if k != "ocr_error"}

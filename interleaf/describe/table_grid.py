@@ -3,6 +3,7 @@ says how the Markdown is built from it)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import statistics
 from collections.abc import Sequence
@@ -19,8 +20,28 @@ NUMBER = re.compile(r"^[(\[]?[+\-−±]?\$?\d[\d.,]*(?:[eE][+\-−]?\d+)?%?[)\]]
 MARKS = frozenset({"X", "x", "✓", "✔", "✗", "✘", "×", "•", "●", "○", "-", "–", "—", "N/A", "n/a"})
 
 
+def phrases(row: Sequence[Word], min_gap: float, walls: Sequence[float] = ()) -> int:
+    """How many runs of words, each closer than a column gap to the next with no vertical rule
+    (`walls`) between them, a printed row holds."""
+    ordered = sorted(row, key=lambda w: w.x0)
+    return 1 + sum(
+        1 for a, b in itertools.pairwise(ordered) if b.x0 - a.x1 >= min_gap or any(a.cx < x < b.cx for x in walls)
+    )
+
+
 def column_bounds(rows: Sequence[Sequence[Word]], min_gap: float, span_tolerance: float = 0.15) -> list[float]:
-    """x positions separating columns, left to right."""
+    """x positions separating columns, left to right. A row of one phrase printed across the gaps
+    the rows of several phrases leave (a group's heading over the table) would hide them: when the
+    rows of several phrases are at least half of the rows, such a row is not counted (a phrase
+    within one column, a label alone on its line, is)."""
+    spread = [row for row in rows if phrases(row, min_gap) > 1]
+    if len(spread) >= max(2, len(rows) / 2) and len(spread) < len(rows):
+        gaps = _gap_bounds(spread, min_gap, span_tolerance)
+        rows = [row for row in rows if row in spread or not any(row[0].x0 < b < row[-1].x1 for b in gaps)]
+    return _gap_bounds(rows, min_gap, span_tolerance)
+
+
+def _gap_bounds(rows: Sequence[Sequence[Word]], min_gap: float, span_tolerance: float) -> list[float]:
     items = [w for row in rows for w in row]
     if not items:
         return []
@@ -68,6 +89,7 @@ class Line:
     words: list[Word]
     cells: list[list[Word]]
     label: str | None = None  # a row-group label given to it (first column)
+    spanning: bool = False  # one phrase printed across columns: the heading of the rows below it
     continued: list[Line] = field(default_factory=list)  # lines its cells run onto
 
     @property
@@ -115,11 +137,18 @@ def column(x: float, bounds: Sequence[float]) -> int:
     return sum(1 for b in bounds if x > b)
 
 
-def printed_lines(rows: list[list[Word]], bounds: list[float]) -> list[Line]:
+def printed_lines(
+    rows: list[list[Word]], bounds: list[float], min_gap: float | None = None, walls: Sequence[float] = ()
+) -> list[Line]:
+    """The rows' words by column (the one holding each word's centre). `min_gap`: a row of one
+    phrase (`walls`: the vertical rules that end one) stays whole, in the column where it starts
+    (a heading printed across the columns)."""
     lines = []
     for row in rows:
         cells: list[list[Word]] = [[] for _ in range(len(bounds) + 1)]
+        whole = min_gap is not None and len(row) > 1 and phrases(row, min_gap, walls) == 1
         for w in row:
-            cells[column(w.cx, bounds)].append(w)
-        lines.append(Line(row, cells))
+            cells[column(min(x.x0 for x in row) + 0.5 if whole else w.cx, bounds)].append(w)
+        across = whole and len({column(w.cx, bounds) for w in row}) > 1
+        lines.append(Line(row, cells, spanning=across))
     return lines

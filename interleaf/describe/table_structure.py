@@ -41,13 +41,14 @@ from collections.abc import Sequence
 from interleaf.describe.table_grid import (
     FULL_WIDTH,
     Line,
+    column,
     column_bounds,
     crosses,
     printed_lines,
     ruled_bounds,
     split_across,
 )
-from interleaf.describe.table_header import header_cells, header_size
+from interleaf.describe.table_header import GROUP_JOIN, header_cells, header_size
 from interleaf.pdf.rows import group_rows
 from interleaf.pdf.rules import Rules
 from interleaf.pdf.words import Word
@@ -91,6 +92,12 @@ def _ruled_band(band: list[Line]) -> list[Line]:
     return band
 
 
+def _one_row(band: list[Line]) -> list[Line]:
+    head, *more = band
+    head.continued = more
+    return [head]
+
+
 def _unruled_band(band: list[Line]) -> list[Line]:
     gaps = [b.cy - a.cy for a, b in itertools.pairwise(band) if not (a.label_only() or b.label_only())]
     pitch = statistics.median(gaps) if gaps else 0.0
@@ -127,20 +134,61 @@ def _run(free: list[bool], indices: range) -> list[int]:
 
 def body_rows(lines: list[Line], rules: Rules, width: float) -> list[list[str]]:
     bands = _bands(lines, rules, width)
-    kept = [r for band in bands for r in _ruled_band(band)] if len(bands) > 1 else _unruled_band(lines)
+    # rules drawn between the rows themselves (not only around the header and a total): a band of
+    # text lines (rows of data are full of numbers; a text row may hold one, a phone number or a
+    # year) is one row whose cells, its first column's label too, ran onto several lines
+    between_rows = len(bands) >= 3
+    kept = [
+        r
+        for band in bands
+        for r in (
+            _one_row(band) if between_rows and 2 * sum(x.has_number() for x in band) < len(band) else _ruled_band(band)
+        )
+    ]
+    if len(bands) == 1:
+        kept = _unruled_band(lines)
     n_cols = len(lines[0].cells) if lines else 0
     rows = []
+    heading = None  # the last heading printed across the columns: the rows below it are its group
     for line in kept:
         cells = [line.text(c) for c in range(n_cols)]
+        if line.spanning and n_cols > 1:
+            heading = cells[0]
+            continue
         if line.label is not None and not cells[0]:
             cells[0] = line.label
+        if heading:
+            cells[0] = f"{heading}{GROUP_JOIN}{cells[0]}" if cells[0] else heading
         rows.append(cells)
     return rows
 
 
-def markdown_table(items: Sequence[Word], min_gap: float | None = None, rules: Rules | None = None) -> str | None:
+def _stands_in_columns(line: Sequence[Word], bounds: Sequence[float], min_gap: float) -> bool:
+    """Whether a printed line is a row of the table whose columns are `bounds`: two phrases or more,
+    each within one column, in different columns (a sentence or a caption is one phrase)."""
+    runs: list[list[Word]] = []
+    for w in sorted(line, key=lambda w: w.x0):
+        if runs and w.x0 - runs[-1][-1].x1 < min_gap:
+            runs[-1].append(w)
+        else:
+            runs.append([w])
+    columns = [{column(w.cx, bounds) for w in run} for run in runs]
+    return (
+        len(runs) >= 2
+        and not caption_label(" ".join(w.text for w in line))
+        and all(len(c) == 1 for c in columns)
+        and len(set().union(*columns)) == len(runs)
+        and not any(any(w.x0 < b < w.x1 for b in bounds) for w in line)
+    )
+
+
+def markdown_table(
+    items: Sequence[Word], min_gap: float | None = None, rules: Rules | None = None, above: Sequence[Word] = ()
+) -> str | None:
     """The items as ONE Markdown table with ONE header row, or None when there is no text.
-    `rules`: the table's ruling lines in the items' frame (points, or the OCR image's pixels)."""
+    `rules`: the table's ruling lines in the items' frame (points, or the OCR image's pixels).
+    `above`: the line printed just above the items (a layout box often leaves a table's header
+    row out); it is taken as the table's first row when its phrases stand in the items' columns."""
     rows = group_rows([w for w in items if w.text.strip()])
     if rows and len(rows) > 1 and caption_label(" ".join(w.text for w in rows[0])):
         rows = rows[1:]  # the caption the layout box took in ("Table 2-2 ..."): not a row of the table
@@ -151,6 +199,8 @@ def markdown_table(items: Sequence[Word], min_gap: float | None = None, rules: R
         # About one character width: wider than the space between words of one cell.
         heights = sorted(w.y1 - w.y0 for row in rows for w in row)
         min_gap = max(heights[len(heights) // 2] * 0.8, 1.0)
+    if above and _stands_in_columns(above, column_bounds(rows, min_gap), min_gap):
+        rows = [sorted(above, key=lambda w: w.x0), *rows]
     extent = (min(w.x0 for row in rows for w in row), max(w.x1 for row in rows for w in row))
     width = extent[1] - extent[0]
     bounds = column_bounds(rows, min_gap)
@@ -160,7 +210,8 @@ def markdown_table(items: Sequence[Word], min_gap: float | None = None, rules: R
         bounds = ruled_bounds(column_bounds(rows[n_header:], min_gap), rules, extent, rows, min_gap)
     if any(crosses(w, bounds) for row in rows for w in row):
         rows = group_rows([part for row in rows for w in row for part in split_across(w, bounds)])
-    lines = printed_lines(rows, bounds)
+    walls = [r.at for r in rules.vertical]
+    lines = printed_lines(rows[:n_header], bounds) + printed_lines(rows[n_header:], bounds, min_gap, walls)
     spans = [
         (
             min((w.x0 for x in lines[n_header:] for w in x.cells[c]), default=0.0),
