@@ -18,6 +18,10 @@ PROSE_KINDS = frozenset({"text", "list", "title"})
 LINE_KINDS = frozenset({"text", "title", "caption", "reference"})
 HEADING_KINDS = frozenset({"title"})
 FURNITURE_KINDS = frozenset({"header", "footer"})
+# Kinds whose line ends carry meaning: a table's rows end in cells, a formula's or code's line may end
+# in a minus sign. Their text is stored as printed: no word is joined across their lines
+# (interleaf/text/hyphens.py); every other kind's text, and every caption, runs as prose does.
+AS_PRINTED_KINDS = frozenset({"table", "equation", "code"})
 
 Modality = Literal["text", "image"]
 

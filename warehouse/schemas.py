@@ -11,6 +11,15 @@ import pyarrow as pa
 from interleaf.errors import SchemaError
 
 BBOX = pa.list_(pa.float32(), 4)
+LINE_BREAK_HYPHENS = pa.list_(
+    pa.struct(
+        [
+            pa.field("column", pa.string(), nullable=False),
+            pa.field("word", pa.string(), nullable=False),
+            pa.field("hyphen_kept", pa.bool_(), nullable=False),
+        ]
+    )
+)
 
 DOCUMENTS = pa.schema(
     [
@@ -47,6 +56,10 @@ QUOTES = pa.schema(
         pa.field("bbox", BBOX, nullable=False),  # x0, y0, x1, y1 in PDF points, top-left origin
         pa.field("text", pa.string(), nullable=False),
         pa.field("text_source", pa.string(), nullable=False),  # text_layer, ocr, mineru, none
+        # words printed across a line break with a hyphen, as `text` or `caption` (`column`) now
+        # holds them on one line: joined ("information"), or hyphen kept ("multi-modal", `hyphen_kept`)
+        # by the document's own usage (interleaf/text/hyphens.py); [] when none
+        pa.field("line_break_hyphens", LINE_BREAK_HYPHENS),
         pa.field("caption", pa.string()),
         pa.field("footnote", pa.string()),
         pa.field("html", pa.string()),  # table body as HTML, where the backend gives one

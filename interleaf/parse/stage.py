@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +12,10 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf.errors import DocumentError, StageError, WarehouseWriteError
+from interleaf.kinds import AS_PRINTED_KINDS
 from interleaf.parse.config import LimitsConfig, ParseConfig
 from interleaf.parse.facts import DocumentFacts, document_facts
-from interleaf.parse.protocol import ParsedDocument, Parser
+from interleaf.parse.protocol import ParsedDocument, ParsedQuote, Parser
 from interleaf.parse.resume import ResumeCount, resumable
 from interleaf.stage import PageMap, StageInput, StageOutput
 from interleaf.structure import PARSE_MODULES
@@ -21,6 +23,7 @@ from interleaf.structure.furniture import running_furniture
 from interleaf.structure.outline import OutlineEntry, read_outline
 from interleaf.structure.sections import build_sections
 from interleaf.structure.title import document_title
+from interleaf.text.hyphens import join_broken_words, vocabulary
 from interleaf.versions import package_versions
 from warehouse import schemas
 
@@ -69,11 +72,27 @@ def image_relpath(fingerprint: str, doc_id: str, qid: str) -> str:
     return f"images/{fingerprint}/{doc_id[:16]}/{qid}.png"
 
 
+def mended_text(q: ParsedQuote, words: Counter[str]) -> tuple[str, str | None, list[dict[str, Any]]]:
+    """A quote's text and caption with the words broken across lines by a hyphen made whole, by the
+    document's own `words` (interleaf/text/hyphens.py), and the `line_break_hyphens` saying which."""
+    text, caption, mended = q.text, q.caption, []
+    if q.kind not in AS_PRINTED_KINDS:
+        text, broken = join_broken_words(text, words)
+        mended += [{"column": "text", "word": b.word, "hyphen_kept": b.hyphen_kept} for b in broken]
+    if caption:
+        caption, broken = join_broken_words(caption, words)
+        mended += [{"column": "caption", "word": b.word, "hyphen_kept": b.hyphen_kept} for b in broken]
+    return text, caption, mended
+
+
 def to_tables(
     doc: DocumentInput, parsed: ParsedDocument, backend: str, fingerprint: str, outline: Sequence[OutlineEntry] = ()
 ) -> ParseOutput:
     quotes, files = [], {}
     per_page: dict[int, int] = {}
+    # the whole document's words, as printed: a word broken at a line's end is joined or keeps its
+    # hyphen by how the document writes it elsewhere
+    words = vocabulary(t for q in parsed.quotes for t in (q.text, q.caption, q.footnote))
     for q in parsed.quotes:
         layout_idx = per_page.get(q.page_idx, 0)
         per_page[q.page_idx] = layout_idx + 1
@@ -82,6 +101,7 @@ def to_tables(
         if q.png:
             img_path = image_relpath(fingerprint, doc.doc_id, qid)
             files[img_path] = q.png
+        text, caption, mended = mended_text(q, words)
         quotes.append(
             {
                 "quote_id": qid,
@@ -90,9 +110,10 @@ def to_tables(
                 "layout_idx": layout_idx,
                 "kind": q.kind,
                 "bbox": [float(v) for v in q.bbox],
-                "text": q.text,
+                "text": text,
                 "text_source": q.text_source,
-                "caption": q.caption,
+                "line_break_hyphens": mended,
+                "caption": caption,
                 "footnote": q.footnote,
                 "html": q.html,
                 "img_path": img_path,

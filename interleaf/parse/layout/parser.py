@@ -22,6 +22,14 @@ from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import crop_png, render_bgr
 from interleaf.pdf.words import Word, ocr_words, text_layer_usable, text_layer_words
 from interleaf.stage import PageMap
+from interleaf.text.formula import is_formula
+
+# Kinds the layout model gives a formula set on lines of its own: a short display formula looks like
+# a heading (a line apart, often centred) or a paragraph of one line.
+FORMULA_LOOKALIKES = ("title", "text")
+# A display formula spans at most this many rows of text: its main line, and above and below it a
+# sum's limits or a fraction's parts. A box of more rows is a paragraph or a table, whatever it holds.
+MAX_FORMULA_ROWS = 3
 
 
 def _is_blank(image_bgr: np.ndarray) -> bool:
@@ -60,6 +68,9 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
     for b in blocks:
         b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
     blocks = rg.absorb_float_labels(rg.attach_captions(blocks, cfg.min_caption_gap_pt))
+    for b in blocks:
+        if _is_display_formula(b):
+            b.kind = "equation"  # cropped below, as the layout model's own equations are
     if not blocks and not _is_blank(image):
         # Something is drawn but nothing was recognised: keep the page as one figure.
         r = page.rect
@@ -89,6 +100,12 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
         ocr_used=ocr_used,
     )
     return PageResult(parsed, quotes)
+
+
+def _is_display_formula(b: rg.Block) -> bool:
+    """A box of its own holding a few rows that read as a formula (interleaf/text/formula.py)."""
+    rows = b.text.splitlines()
+    return b.kind in FORMULA_LOOKALIKES and 0 < len(rows) <= MAX_FORMULA_ROWS and is_formula(b.text)
 
 
 def _page_title(quotes: list[ParsedQuote]) -> str | None:
