@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--warehouse", required=True, help="an ingested warehouse")
     ap.add_argument("--samples", help="MMLongBench-Doc's samples.json for the documents ingested there")
     ap.add_argument("--show", action="store_true", help="print the Markdown of each figure read as a table")
+    ap.add_argument("--measured", help="also write the figures to this file (docs/measured/figure-tables.md)")
     args = ap.parse_args()
 
     from interleaf.config import load_settings
@@ -85,9 +86,10 @@ def main() -> None:
     if not args.samples:
         got = read_as_table(set(by_page))
         found = [qid for qid, md in got.items() if md]
+        doc_names = {q["doc_id"][:16]: q["name"] for q in quotes}
         print(f"figure_tables: {len(found)} of {len(got)} figure quotes read as tables")
-        for name, n in sorted(Counter(qid[:16] for qid in found).items()):
-            print(f"  {name}: {n}  ({', '.join(q for q in found if q.startswith(name))})")
+        for prefix, n in sorted(Counter(qid[:16] for qid in found).items()):
+            print(f"  {doc_names.get(prefix, prefix)}: {n}  ({', '.join(q for q in found if q.startswith(prefix))})")
         return
 
     samples = json.loads(Path(args.samples).read_text())
@@ -125,12 +127,19 @@ def main() -> None:
     before = sum(holds_table(keys, False) for keys in table_questions)
     after = sum(holds_table(keys, True) for keys in table_questions)
     n = len(table_questions)
-    print(f"figure_tables: figures read as tables on table-sourced evidence pages: {found} of {on_table_pages}")
-    print(f"figure_tables: figures read as tables on chart-sourced evidence pages (wrong): {wrong} of {on_chart_pages}")
-    print(
-        f"figure_tables: table-sourced questions whose evidence page holds table Markdown: "
-        f"stored {before}/{n} ({before / max(n, 1):.3f}), now {after}/{n} ({after / max(n, 1):.3f})"
-    )
+    lines = [
+        f"figures read as tables on table-sourced evidence pages: {found} of {on_table_pages}",
+        f"figures read as tables on chart-sourced evidence pages (wrong): {wrong} of {on_chart_pages}",
+        f"table-sourced questions whose evidence page holds table Markdown: "
+        f"stored {before}/{n} ({before / max(n, 1):.3f}), now {after}/{n} ({after / max(n, 1):.3f})",
+    ]
+    for line in lines:
+        print(f"figure_tables: {line}")
+    if args.measured:
+        from interleaf.measured import write_measured
+
+        title = "Tables found in figure regions: MMLongBench-Doc's dev half (dev figures)"
+        write_measured(Path(args.measured), title, "\n".join(lines), sys.argv, "python benchmarks/figure_tables.py")
 
 
 def _listed(value: Any) -> list[Any]:

@@ -32,9 +32,10 @@ def _cpu() -> str:
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
 
-def write_measured(path: Path, title: str, figures: str, argv: Sequence[str]) -> None:
-    """`figures` (plain text) under `title`, with what produced them; written whole, then renamed."""
-    command = "interleaf " + shlex.join(list(argv[1:]))
+def write_measured(path: Path, title: str, figures: str, argv: Sequence[str], program: str = "interleaf") -> None:
+    """`figures` (plain text) under `title`, with what produced them (`program` and `argv`'s
+    arguments); written whole, then renamed."""
+    command = f"{program} " + shlex.join(list(argv[1:]))
     text = (
         f"# {title}\n\n"
         f"Written by `{command}` at commit {current_commit()} on {datetime.date.today().isoformat()}, "

@@ -102,7 +102,9 @@ def test_every_question_set_stays_in_the_views_and_gc_keeps_it(root: Path, tmp_p
         assert kept >= set(shown), table
 
 
-def test_a_set_answered_again_shows_once_and_only_its_older_parts_go(root: Path, tmp_path: Path) -> None:
+def test_a_set_answered_again_shows_once_and_answers_leave_only_when_the_user_says_so(
+    root: Path, tmp_path: Path
+) -> None:
     first = _question_file(tmp_path, "first.jsonl", FIRST_FILE)
     second = _question_file(tmp_path, "second.jsonl", SECOND_FILE)
     run_cli(root, "answer", "--qa", str(second))
@@ -127,22 +129,19 @@ def test_a_set_answered_again_shows_once_and_only_its_older_parts_go(root: Path,
     assert {p.parent.parent.name for p in superseded} >= {"answers", "citations"}, superseded
     assert _garbage_of(root, set(after) - {first_set}) == []
 
-
-def test_answers_leave_only_when_the_user_says_so(root: Path, tmp_path: Path) -> None:
-    first = _question_file(tmp_path, "first.jsonl", FIRST_FILE)
-    run_cli(root, "answer", "--qa", str(first))
+    # pruning answers is the user's choice: the sets last answered before a date, and only those
     time.sleep(1.1)
     cut = datetime.now().isoformat(timespec="seconds")
     time.sleep(1.1)
     run_cli(root, "ask", ASKED, "--doc", "dpr-emnlp2020.pdf")
     sets = _answered(root)
-    assert len(sets) == 2
-
+    assert len(sets) == 3
     dry = run_cli(root, "gc", "--dry-run", "--answers-before", cut).stdout
     assert "would take" in dry and "question sets answered before" in dry, dry
     assert _answered(root) == sets  # a dry run takes nothing
     run_cli(root, "gc", "--answers-before", cut)
     assert {frozenset(q) for q in _answered(root).values()} == {frozenset([ASKED])}
+    assert not list((root / "answers").glob(f"*/{first_set}.parquet")), "their parts are freed"
 
     refused = run_cli(root, "gc", "--answers-before", "last week", check=False)
     assert refused.returncode != 0 and "--answers-before 'last week'" in refused.stderr + refused.stdout
