@@ -24,11 +24,14 @@ def render_bgr(page: pymupdf.Page, dpi: float, clip: Box | None = None) -> np.nd
     return _bgr(page.get_pixmap(clip=rect, dpi=dpi, colorspace=pymupdf.csRGB, alpha=False))
 
 
-def render_bgr_sized(page: pymupdf.Page, width: int, height: int) -> np.ndarray:
-    """The whole page stretched to exactly width x height pixels (a model's fixed input size)."""
-    rect = page.rect
+def render_bgr_sized(page: pymupdf.Page, width: int, height: int, clip: Box | None = None) -> np.ndarray:
+    """The whole page, or the part of it inside `clip` (PDF points), stretched to width x height
+    pixels (a model's fixed input size; a clip's edges may round it a pixel off)."""
+    rect = page.rect if clip is None else pymupdf.Rect(clip)
     matrix = pymupdf.Matrix(width / rect.width, height / rect.height)
-    return _bgr(page.get_pixmap(matrix=matrix, colorspace=pymupdf.csRGB, alpha=False))
+    if clip is None:
+        return _bgr(page.get_pixmap(matrix=matrix, colorspace=pymupdf.csRGB, alpha=False))
+    return _bgr(page.get_pixmap(matrix=matrix, clip=rect, colorspace=pymupdf.csRGB, alpha=False))
 
 
 def crop_png(page: pymupdf.Page, bbox: Box, dpi: int) -> bytes | None:

@@ -13,7 +13,7 @@ import numpy as np
 from interleaf.built_models import built_model
 from interleaf.memory_budget import budgeted, model_step
 from interleaf.pdf.mupdf import pymupdf
-from interleaf.pdf.render import render_bgr_sized
+from interleaf.pdf.render import Box, render_bgr_sized
 
 MODEL_TYPE = "pp_layout_cdla"
 # The model's fixed input size (width, height); rendering straight to it skips a resize.
@@ -144,17 +144,21 @@ class TablePreprocess:
         return out
 
 
-def detect_regions(
-    page: pymupdf.Page, conf_thresh: float, iou_thresh: float, threads: int
-) -> tuple[list[Region], np.ndarray]:
-    """Regions in PDF points, and the BGR render the model saw (its fixed input size)."""
-    image = render_bgr_sized(page, *MODEL_INPUT)
+def model_input(page: pymupdf.Page, area: Box | None = None) -> np.ndarray:
+    """The page, or the part of it inside `area` (PDF points), as the model sees it: BGR at its fixed
+    input size."""
+    return render_bgr_sized(page, *MODEL_INPUT, clip=area)
+
+
+def detect_regions(image: np.ndarray, area: Box, conf_thresh: float, iou_thresh: float, threads: int) -> list[Region]:
+    """Regions in PDF points of the page `area` that `image` (`model_input`) shows."""
     with model_step():
         out = layout_engine(conf_thresh, iou_thresh, threads)(image)
-    sx, sy = page.rect.width / image.shape[1], page.rect.height / image.shape[0]
+    ax0, ay0, ax1, ay1 = area
+    sx, sy = (ax1 - ax0) / image.shape[1], (ay1 - ay0) / image.shape[0]
     regions = []
     if out.boxes is not None:
         for box, label, score in zip(out.boxes, out.class_names, out.scores, strict=True):
             x0, y0, x1, y1 = (float(v) for v in box)
-            regions.append(Region(str(label), x0 * sx, y0 * sy, x1 * sx, y1 * sy, float(score)))
-    return regions, image
+            regions.append(Region(str(label), ax0 + x0 * sx, ay0 + y0 * sy, ax0 + x1 * sx, ay0 + y1 * sy, float(score)))
+    return regions

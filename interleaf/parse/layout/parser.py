@@ -1,6 +1,7 @@
 """The offline default parser: rapid-layout regions, text from the PDF's text layer inside each
 region, RapidOCR where a page has no usable text layer, PNG crops of figures, tables and
-equations, captions attached, reading order by columns."""
+equations, captions attached, reading order by columns; a sheet holding two printed pages (a
+spread: layout/spread.py) read as two pages."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.facts import DocumentFacts, document_facts
 from interleaf.parse.layout import regions as rg
-from interleaf.parse.layout.model import detect_regions
+from interleaf.parse.layout.model import detect_regions, model_input
 from interleaf.parse.layout.reading_order import reading_order
+from interleaf.parse.layout.spread import find_gutter
 from interleaf.parse.protocol import PageResult, ParsedDocument, ParsedPage, ParsedQuote
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
-from interleaf.pdf.render import crop_png, render_bgr
+from interleaf.pdf.render import Box, crop_png, render_bgr
 from interleaf.pdf.words import Word, ocr_words, text_layer_usable, text_layer_words
 from interleaf.stage import PageMap
 from interleaf.text.formula import is_formula
@@ -57,27 +59,21 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
     if rotation:
         # Words come in unrotated coordinates; render unrotated too so boxes agree.
         page.set_rotation(0)
-    found, image = detect_regions(page, cfg.conf_thresh, cfg.iou_thresh, cfg.threads)
+    image = model_input(page)
     words, has_text_layer, ocr_used = _page_words(page, image, cfg)
     source = "ocr" if ocr_used else "text_layer"
-
-    blocks = rg.merge_split_figures(rg.dedupe(rg.blocks_from_regions(found)))
-    orphans = rg.complete_lines(blocks, rg.assign_words(blocks, words))
-    blocks = [b for b in blocks if b.words or b.kind in CROPPED_KINDS]
-    blocks += rg.blocks_from_orphans(orphans)
-    for b in blocks:
-        b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
-    blocks = rg.absorb_float_labels(rg.attach_captions(blocks, cfg.min_caption_gap_pt))
-    for b in blocks:
-        if _is_display_formula(b):
-            b.kind = "equation"  # cropped below, as the layout model's own equations are
-    if not blocks and not _is_blank(image):
-        # Something is drawn but nothing was recognised: keep the page as one figure.
-        r = page.rect
-        blocks = [rg.Block("figure", r.x0, r.y0, r.x1, r.y1, None)]
+    width, height = page.rect.width, page.rect.height
+    gutter = find_gutter(words, width, height)
+    if gutter is None:
+        ordered = _area_blocks((0.0, 0.0, width, height), image, words, cfg)
+    else:
+        # two printed pages on one sheet (layout/spread.py): each read as a page of its own
+        (left, right), (left_words, right_words) = gutter.halves(width, height), gutter.split(words)
+        ordered = _area_blocks(left, model_input(page, left), left_words, cfg)
+        ordered += _area_blocks(right, model_input(page, right), right_words, cfg)
 
     quotes = []
-    for b in reading_order(blocks, page.rect.width):
+    for b in ordered:
         quotes.append(
             ParsedQuote(
                 page_idx=page.number,
@@ -100,6 +96,27 @@ def parse_page(page: pymupdf.Page, cfg: LayoutConfig) -> PageResult:
         ocr_used=ocr_used,
     )
     return PageResult(parsed, quotes)
+
+
+def _area_blocks(area: Box, image: np.ndarray, words: list[Word], cfg: LayoutConfig) -> list[rg.Block]:
+    """The blocks of a page, or of one printed page of a spread (`area`, `image` its model input,
+    `words` those inside it), in reading order."""
+    found = detect_regions(image, area, cfg.conf_thresh, cfg.iou_thresh, cfg.threads)
+    blocks = rg.merge_split_figures(rg.dedupe(rg.blocks_from_regions(found)))
+    orphans = rg.complete_lines(blocks, rg.assign_words(blocks, words))
+    blocks = [b for b in blocks if b.words or b.kind in CROPPED_KINDS]
+    blocks += rg.blocks_from_orphans(orphans)
+    for b in blocks:
+        b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
+    blocks = rg.absorb_float_labels(rg.attach_captions(blocks, cfg.min_caption_gap_pt))
+    for b in blocks:
+        if _is_display_formula(b):
+            b.kind = "equation"  # cropped below, as the layout model's own equations are
+    x0, y0, x1, y1 = area
+    if not blocks and not _is_blank(image):
+        # Something is drawn but nothing was recognised: keep the page as one figure.
+        blocks = [rg.Block("figure", x0, y0, x1, y1, None)]
+    return reading_order(blocks, x1 - x0, x0)
 
 
 def _is_display_formula(b: rg.Block) -> bool:

@@ -18,11 +18,13 @@ class Box(Protocol):
     y1: float
 
 
-def reading_order(blocks: list[Box], page_width: float) -> list[Box]:
+def reading_order(blocks: list[Box], page_width: float, left: float = 0.0) -> list[Box]:
+    """The blocks of a page spanning `left` to `left + page_width` (one printed page of a spread is
+    half of its sheet: layout/spread.py) in reading order."""
     headers = sorted((b for b in blocks if b.kind == "header"), key=lambda b: (b.y0, b.x0))
     footers = sorted((b for b in blocks if b.kind == "footer"), key=lambda b: (b.y0, b.x0))
     body = [b for b in blocks if b.kind not in ("header", "footer")]
-    mid = page_width / 2
+    mid = left + page_width / 2
     margin = 0.03 * page_width
 
     def spans(b: Box) -> bool:
