@@ -14,17 +14,20 @@ A chart is not a table, and its text does not stand on a grid: an axis's tick la
 row (the y axis) or one row (the x axis), a legend and a title are a row each, and value labels
 sit where their bars end, at no common edge. A chart with ticks on both sides (two y axes) has rows
 of two aligned cells, but the plot area lies between them: a grid whose widest gap between two
-columns takes most of its width is not a table. Nor is running text set in columns (a sidebar):
+columns takes most of its width is not a table, nor one with a column of a value axis's ticks
+(numbers falling by one step down the rows). Nor is running text set in columns (a sidebar):
 its cells hold a line's worth of words each, a table's a value or a short label.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import re
 import statistics
 from collections.abc import Sequence
 
-from interleaf.describe.table_grid import column_bounds, printed_lines
+from interleaf.describe.table_grid import Line, column_bounds, printed_lines
 from interleaf.describe.table_structure import markdown_table
 from interleaf.pdf.rows import group_rows
 from interleaf.pdf.rules import Rules
@@ -43,6 +46,7 @@ MAX_CELL_WORDS = 3
 # of the Markdown's body cells, those holding something: a table's cells are mostly filled, while a
 # chart's labels (a pie's slices, a line's data points) scatter over a grid that is mostly empty
 MIN_FILLED = 0.6
+MIN_AXIS_TICKS = 4  # fewer numbers falling by one step happen in a table by chance
 
 
 def figure_table(items: Sequence[Word], rules: Rules) -> str | None:
@@ -72,6 +76,8 @@ def stands_on_grid(items: Sequence[Word]) -> bool:
     if not bounds:
         return False
     lines = printed_lines(rows, bounds)
+    if _value_axis(lines):
+        return False
     grid = [line for line in lines if len(line.filled) >= 2]
     if len(grid) < MIN_GRID_ROWS or len(grid) < MIN_GRID_SHARE * len(lines):
         return False
@@ -89,6 +95,34 @@ def stands_on_grid(items: Sequence[Word]) -> bool:
     width = spans[-1][1] - spans[0][0]
     widest = max((b[0] - a[1] for a, b in itertools.pairwise(spans)), default=0.0)
     return len(spans) >= 2 and widest < MAX_GAP_SHARE * width
+
+
+def _value_axis(lines: Sequence[Line]) -> bool:
+    """Whether a column reads, top to bottom, as a value axis's ticks: four numbers or more in a
+    row, each the last word of its cell, falling by one step ("0,9 0,8 … 0"; "100 80 … 0"). A
+    table's column of numbers going down by a constant step is rare; its years and ranks go up."""
+    for c in range(len(lines[0].cells) if lines else 0):
+        ticks = [v for v in (_last_number(line.text(c)) for line in lines) if v is not None]
+        run = 1
+        for a, b, before in zip(ticks[1:], ticks[2:], ticks, strict=False):
+            step, prior = b - a, a - before
+            run = run + 1 if step < 0 and math.isclose(step, prior, rel_tol=1e-6) else 1
+            if run + 2 >= MIN_AXIS_TICKS:
+                return True
+    return False
+
+
+def _last_number(text: str) -> float | None:
+    """The number a cell ends with ("hf-measure 0,5": 0.5; "1,200": 1200), or None."""
+    words = text.split()
+    if not words:
+        return None
+    word = words[-1].rstrip("%")
+    word = word.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", word) else word.replace(",", ".")
+    try:
+        return float(word)
+    except ValueError:
+        return None
 
 
 def _aligned(cells: Sequence[Sequence[Word]], tolerance: float) -> float:
