@@ -125,12 +125,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     ap.add_argument("--backends", default="layout,mineru")
+    ap.add_argument("--sets", default="docs,scale", help="docs, scale or both (scale/ also measures peak memory)")
     args = ap.parse_args()
     docs = sorted((args.corpus / "docs").glob("*.pdf"))
     scale = sorted((args.corpus / "scale").glob("*.pdf"))
     min_share = load_settings().parse.layout.min_clean_token_share
     text_docs = [f for f in docs if not needs_ocr(f, min_share)]
     sets = {"docs/ text-layer": text_docs, "docs/ all": docs, "scale/": scale}
+    chosen = args.sets.split(",")
+    sets = {label: files for label, files in sets.items() if label.split("/")[0] in chosen}
 
     print(f"parse benchmark — {os.cpu_count()} cores; text-layer docs: {len(text_docs)} of {len(docs)}")
     print(f"{'set':18} {'backend':8} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'pymupdf p/s':>12} {'ratio':>8}")
@@ -159,7 +162,7 @@ def main() -> None:
             f"layout {rates[(key, 'layout')]:.2f} pages/s (target >= 4)"
         )
     big = args.corpus / "scale" / BIG
-    if big.exists():
+    if big.exists() and "scale" in chosen:
         rss_mb, pss_mb, seconds, by_role = peak_memory_of_ingest(big)
         print(
             f"peak memory ingesting {BIG} (process tree): PSS {pss_mb:.0f} MB, RSS summed {rss_mb:.0f} MB "
