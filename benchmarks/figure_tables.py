@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--warehouse", required=True, help="an ingested warehouse")
     ap.add_argument("--samples", help="MMLongBench-Doc's samples.json for the documents ingested there")
     ap.add_argument("--show", action="store_true", help="print the Markdown of each figure read as a table")
-    ap.add_argument("--measured", help="also write the figures to this file (docs/measured/figure-tables.md)")
+    ap.add_argument("--measured", help="also write the figures to this file (under docs/measured/)")
     args = ap.parse_args()
 
     from interleaf.config import load_settings
@@ -87,9 +87,22 @@ def main() -> None:
         got = read_as_table(set(by_page))
         found = [qid for qid, md in got.items() if md]
         doc_names = {q["doc_id"][:16]: q["name"] for q in quotes}
-        print(f"figure_tables: {len(found)} of {len(got)} figure quotes read as tables")
+        tables = [q for q in quotes if q["kind"] == "table"]
+        names = sorted({q["name"] for q in quotes})
+        lines = [
+            f"documents: {len(names)} ({', '.join(names)})",
+            f"table quotes with table Markdown (as stored): {sum(1 for q in tables if q['table_md'])} of {len(tables)}",
+            f"figure quotes read as tables: {len(found)} of {len(got)}",
+        ]
         for prefix, n in sorted(Counter(qid[:16] for qid in found).items()):
-            print(f"  {doc_names.get(prefix, prefix)}: {n}  ({', '.join(q for q in found if q.startswith(prefix))})")
+            ids = ", ".join(q for q in found if q.startswith(prefix))
+            lines.append(f"  {doc_names.get(prefix, prefix)}: {n}  ({ids})")
+        print("\n".join(f"figure_tables: {line}" for line in lines))
+        if args.measured:
+            from interleaf.measured import write_measured
+
+            title = "Tables and figures read as tables in an ingested warehouse"
+            write_measured(Path(args.measured), title, "\n".join(lines), sys.argv, "python benchmarks/figure_tables.py")
         return
 
     samples = json.loads(Path(args.samples).read_text())
