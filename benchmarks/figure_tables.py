@@ -90,7 +90,7 @@ def main() -> None:
         tables = [q for q in quotes if q["kind"] == "table"]
         names = sorted({q["name"] for q in quotes})
         lines = [
-            f"documents: {len(names)} ({', '.join(names)})",
+            f"documents with a table or a figure: {len(names)} ({', '.join(names)})",
             f"table quotes with table Markdown (as stored): {sum(1 for q in tables if q['table_md'])} of {len(tables)}",
             f"figure quotes read as tables: {len(found)} of {len(got)}",
         ]
