@@ -236,7 +236,7 @@ class Warehouse:
                 v.get("stage", k),
                 v.get("group", ""),
                 v.get("at", 0.0),
-                tuple(v["units"]) if v.get("units") is not None else None,
+                _units(v),
                 tuple(sorted(v["unit_times"].items())) if v.get("unit_times") is not None else None,
             )
             for k, v in raw.items()
@@ -251,7 +251,8 @@ class Warehouse:
                 "stage": v.stage,
                 "group": v.group,
                 "at": v.at,
-                **({"units": list(v.units)} if v.units is not None else {}),
+                # an accumulating entry's units are its `unit_times`' keys: written once
+                **({"units": list(v.units)} if v.units is not None and v.unit_times is None else {}),
                 **({"unit_times": dict(v.unit_times)} if v.unit_times is not None else {}),
             }
             for k, v in state.items()
@@ -346,6 +347,13 @@ class Warehouse:
                     tmp.unlink()
                     removed += 1
         return removed
+
+
+def _units(raw: Mapping[str, object]) -> tuple[str, ...] | None:
+    """A stored entry's units: listed, or the keys of its `unit_times`; None when it names none."""
+    if raw.get("unit_times") is not None:
+        return tuple(sorted(raw["unit_times"]))  # type: ignore[call-overload]
+    return tuple(raw["units"]) if raw.get("units") is not None else None  # type: ignore[call-overload]
 
 
 def units_published_before(

@@ -20,6 +20,13 @@ NUMBER = re.compile(r"^[(\[]?[+\-−±]?\$?\d[\d.,]*(?:[eE][+\-−]?\d+)?%?[)\]]
 MARKS = frozenset({"X", "x", "✓", "✔", "✗", "✘", "×", "•", "●", "○", "-", "–", "—", "N/A", "n/a"})
 
 
+def column_gap(rows: Sequence[Sequence[Word]]) -> float:
+    """About one character's width (the median word height's 0.8): wider than the space between
+    the words of one cell, the narrowest gap that separates two columns."""
+    heights = sorted(w.y1 - w.y0 for row in rows for w in row)
+    return max(heights[len(heights) // 2] * 0.8, 1.0)
+
+
 def phrases(row: Sequence[Word], min_gap: float, walls: Sequence[float] = ()) -> int:
     """How many runs of words, each closer than a column gap to the next with no vertical rule
     (`walls`) between them, a printed row holds."""

@@ -43,6 +43,7 @@ from interleaf.describe.table_grid import (
     Line,
     column,
     column_bounds,
+    column_gap,
     crosses,
     printed_lines,
     ruled_bounds,
@@ -196,9 +197,7 @@ def markdown_table(
         return None
     rules = rules or Rules()
     if min_gap is None:
-        # About one character width: wider than the space between words of one cell.
-        heights = sorted(w.y1 - w.y0 for row in rows for w in row)
-        min_gap = max(heights[len(heights) // 2] * 0.8, 1.0)
+        min_gap = column_gap(rows)
     if above and _stands_in_columns(above, column_bounds(rows, min_gap), min_gap):
         rows = [sorted(above, key=lambda w: w.x0), *rows]
     extent = (min(w.x0 for row in rows for w in row), max(w.x1 for row in rows for w in row))
