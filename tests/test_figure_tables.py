@@ -14,8 +14,9 @@ from interleaf.describe.reading import ReadingSettings, page_texts, read_quote
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import render_bgr
 from interleaf.pdf.words import words_in_box
+from tests.conftest import CORPUS
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "mmlongbench-dev" / "pdfs"
+DEV = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs"
 
 
 def _figure(pdf: str, idx: int, box: tuple[float, float, float, float]) -> tuple[dict, list]:
