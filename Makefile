@@ -91,6 +91,7 @@ bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
 	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
+	$(PYTHON) benchmarks/bench_growth.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_scale.py --corpus $(CORPUS)
 
 # MMLongBench-Doc's development half (../shared/benchmarks/mmlongbench-dev), in a warehouse of its own

@@ -31,7 +31,7 @@ from tasks.context import RunContext, new_run_id
 from tasks.discover import discover_documents
 from tasks.follow import DocumentChange, Dropped, documents_to_drop
 from tasks.stage_task import Plan, UnitResult, publish, record_unchanged, run_unit
-from tasks.units import is_committed, pending, set_aside_damaged
+from tasks.units import is_committed, pending, published_documents, set_aside_damaged
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
 from warehouse.ledger import close_dead_runs
@@ -188,6 +188,7 @@ def run_ingest(
         if docs_left:  # the rejected ones have their ledger rows already
             record_unchanged(ctx, plan, docs_left)
         _refresh_catalog(wh, report)
+        _store_index(wh, settings, report)
         report.results = rejected + [UnitResult("parse", d, "cached") for d in docs_left]
         return _finish(report, wh, plan, started)
 
@@ -226,6 +227,7 @@ def run_ingest(
             "free some space and run the same command again"
         )
     _refresh_catalog(wh, report)
+    _store_index(wh, settings, report)
     return _finish(report, wh, plan, started)
 
 
@@ -242,6 +244,20 @@ def _refresh_catalog(wh: Warehouse, report: IngestReport) -> None:
         write_catalog_file(wh)
     except CatalogError as exc:  # the warehouse is intact; only the file for outside tools is stale
         report.warnings.append(str(exc))
+
+
+def _store_index(wh: Warehouse, settings: Settings, report: IngestReport) -> None:
+    """Build the query-time index of the corpus just published and store it
+    (interleaf/retrieve/snapshot.py), so that the next cold `ask` or server reload reads one file.
+    Not after an interrupt: a stop must not wait for it."""
+    if interrupt.requested() or published_documents(wh) == set():
+        return
+    from flows.plans import open_index
+
+    try:
+        open_index(wh, settings)
+    except InterleafError as exc:  # the ingest is published; the first question builds the index instead
+        report.warnings.append(f"query index not stored: {exc}")
 
 
 def stages_from(plan: Plan, stage: str | None) -> frozenset[str]:

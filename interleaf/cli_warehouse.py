@@ -58,16 +58,29 @@ def gc(
             "2026-11-30T18:00, local time unless it names a zone) and free their answers",
         ),
     ] = None,
+    compact: Annotated[
+        bool,
+        typer.Option(
+            "--compact",
+            help="Then merge every published table's loose parts and the ledger's into packs (an ingest "
+            "does so by itself for a folder that holds many)",
+        ),
+    ] = False,
 ) -> None:
     """Delete the stored parts no published view references (older configurations, removed
     documents, a question set's answers from before it was answered again). Stored answers stay
     unless --answers-before says which to take out."""
     from warehouse import Warehouse
+    from warehouse.compact import compact_published
     from warehouse.gc import collect
 
     try:
         before = _moment(answers_before) if answers_before is not None else None
-        garbage = collect(Warehouse(state.warehouse), dry_run, before)
+        wh = Warehouse(state.warehouse)
+        garbage = collect(wh, dry_run, before)
+        if compact and not dry_run:
+            with wh.locked():
+                packed = compact_published(wh, wh.current(), min_loose=2)
     except (InterleafError, OSError) as exc:
         raise fail(exc) from exc
     verb = "would free" if dry_run else "freed"
@@ -82,6 +95,11 @@ def gc(
             + (f" ({where})" if where else "")
         )
     out.print(f"gc: {verb} {garbage.bytes:,} bytes in {items} parts ({tables})")
+    if compact and not dry_run:
+        out.print(
+            f"gc: packed {packed.parts} parts into {packed.packs_written} packs in {len(packed.folders)} folders; "
+            f"{packed.files_removed} files removed"
+        )
 
 
 def _moment(text: str) -> float:

@@ -30,6 +30,7 @@ from tasks.context import RunContext
 from tasks.units import corpus_units, documents_after, eligible, is_done, unit_rejected_part
 from warehouse import Warehouse, schemas
 from warehouse.ledger import Ledger, RunRecord, now
+from warehouse.store import INGEST_GROUP
 
 
 @dataclass(frozen=True)
@@ -288,7 +289,7 @@ def _write(wh: Warehouse, stage: Stage, fp: str, unit: str, out: StageOutput, re
     wh.write_part("rejects", fp, unit, rejects)
     for table in stage.outputs:  # declared order: the last one commits the unit
         wh.write_part(table, fp, unit, out.tables[table])
-    wh.part_path("rejects", fp, unit_rejected_part(unit)).unlink(missing_ok=True)  # an earlier rejection
+    wh.remove_part("rejects", fp, unit_rejected_part(unit))  # an earlier rejection
 
 
 def record_unchanged(ctx: RunContext, plan: Plan, units: list[str]) -> None:
@@ -323,7 +324,7 @@ def publish(
         return
     # applied to the state read under the publish lock: two ingests do not lose each other's documents
     shown = None if units is None else lambda state: documents_after(wh, state, units)
-    wh.publish(group, entries, shown)
+    wh.publish(group, entries, shown, compact=group == INGEST_GROUP)
 
 
 class UnitCheckpoint:

@@ -65,8 +65,7 @@ def is_committed(wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> bo
 
 
 def committed_units(wh: Warehouse, stage: Stage, fingerprint: str) -> list[str]:
-    folder = wh.root / stage.outputs[-1] / fingerprint
-    return sorted(p.stem for p in folder.glob("*.parquet"))
+    return sorted(wh.stored_parts(stage.outputs[-1], fingerprint))
 
 
 def document_upstreams(plan: Plan, stage: Stage) -> list[Stage]:
@@ -122,10 +121,7 @@ def _legacy_documents(wh: Warehouse, state: dict[str, StageState]) -> set[str]:
         return set()
     found: set[str] = set()
     for table in entry.tables:
-        found.update(
-            p.name.removesuffix(".parquet").removesuffix(".unit")
-            for p in (wh.root / table / entry.fingerprint).glob("*.parquet")
-        )
+        found.update(p.removesuffix(".unit") for p in wh.stored_parts(table, entry.fingerprint))
     return found
 
 

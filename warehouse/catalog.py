@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 
 from interleaf.errors import CatalogError, CorruptPartError, ReadOnlyQueryError
-from warehouse import schemas
+from warehouse import packs, schemas
 from warehouse.store import StageState, Warehouse
 
 State = Mapping[str, StageState]  # a published state, read once (Warehouse.current)
@@ -40,20 +40,38 @@ def sql_literal(path: Path | str) -> str:
 
 
 def _source(wh: Warehouse, table: str, state: State) -> str:
-    if table in LEDGER_TABLES:
-        folder = wh.root / table / LEDGER_TABLES[table]
-        sources: list[Path] = [wh.table_glob(table, LEDGER_TABLES[table])] if any(folder.glob("*.parquet")) else []
-    else:  # the published snapshot's parts, named one by one: what an ingest writes meanwhile stays out
-        sources = wh.published_files(table, state)
-    if not sources:
-        wh.ensure_schema_file(table)
-        schema_file = wh.schema_file(table)
+    if table in LEDGER_TABLES:  # every run, published or not; parts written before a column was added lack it
+        where = packs.locate(wh.root, table, LEDGER_TABLES[table], None)
+        return _select(wh, table, where, wh.table_glob(table, LEDGER_TABLES[table]))
+    # the published snapshot's parts, named one by one: what an ingest writes meanwhile stays out
+    return _select(wh, table, wh.published_reads(table, state))
+
+
+def _select(wh: Warehouse, table: str, where: packs.PackedRead, own_glob: Path | None = None) -> str:
+    """A FROM item over `where`'s own files (or `own_glob`, matching the same) and packs."""
+    wh.ensure_schema_file(table)
+    schema_file = wh.schema_file(table)
+    if not where.files and not where.packs:
         return f"read_parquet({sql_literal(schema_file)})"
-    if table in LEDGER_TABLES:  # parts written before a column was added lack it: this one has all
-        wh.ensure_schema_file(table)
-        sources.append(wh.schema_file(table))
-    files = ", ".join(sql_literal(g) for g in sources)
-    return f"read_parquet([{files}], union_by_name = true)"
+    selects = []
+    if where.files:
+        own = [own_glob] if own_glob is not None else where.files
+        files = ", ".join(sql_literal(f) for f in [*own, schema_file])
+        selects.append(f"SELECT * FROM read_parquet([{files}], union_by_name = true)")
+    for pack, names in sorted(where.packs.items()):
+        body = f"SELECT * EXCLUDE ({packs.PART_COLUMN}) FROM read_parquet({sql_literal(pack)})"
+        selects.append(body + _taken(pack, names))
+    return "(" + " UNION ALL BY NAME ".join(selects) + ")"
+
+
+def _taken(pack: Path, names: set[str]) -> str:
+    """The filter that keeps a pack's rows of `names`: none when they are every part it holds."""
+    held = packs.parts_held(pack)
+    if held <= names:
+        return ""
+    if len(names) <= len(held - names):
+        return f" WHERE {packs.PART_COLUMN} IN ({', '.join(sql_literal(n) for n in sorted(names))})"
+    return f" WHERE {packs.PART_COLUMN} NOT IN ({', '.join(sql_literal(n) for n in sorted(held - names))})"
 
 
 def view_sql(wh: Warehouse, table: str, state: State) -> str:
@@ -122,6 +140,18 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 
 
 def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run a read-only `sql` over the views. A part removed while the query ran (a compaction
+    packed it, under the publish lock readers do not take) sends the query back to the manifests."""
+    for attempt in range(3):
+        try:
+            return _query(wh, sql)
+        except (duckdb.IOException, FileNotFoundError):
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     state = wh.current()
     con = connect(wh, state=state)
 
@@ -140,14 +170,17 @@ def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
 
 def query_stored(wh: Warehouse, table: str, where: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Rows of `table` under every fingerprint stored, published or not (`where` is trusted SQL)."""
-    files = sorted(p for p in (wh.root / table).glob("*/*.parquet"))
-    if not files:
+    found = packs.PackedRead()
+    for folder in sorted(p for p in (wh.root / table).glob("*") if p.is_dir()):
+        stored = packs.locate(wh.root, table, folder.name, None)
+        found.files.extend(stored.files)
+        found.packs.update(stored.packs)
+    if not found.paths:
         return list(schemas.schema_of(table).names), []
     con = duckdb.connect(":memory:", config={"threads": 2})
     try:
-        sources = ", ".join(sql_literal(f) for f in files)
-        with naming_damaged_parts(wh, lambda: files):
-            result = con.execute(f"SELECT * FROM read_parquet([{sources}], union_by_name = true) WHERE {where}")
+        with naming_damaged_parts(wh, lambda: found.paths):
+            result = con.execute(f"SELECT * FROM {_select(wh, table, found)} WHERE {where}")
             return [d[0] for d in result.description], result.fetchall()
     finally:
         con.close()

@@ -17,11 +17,20 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warehouse import schemas
-from warehouse.store import INGEST_GROUP, SET_ASIDE, StageState, Warehouse, units_published_before, without_units
+from warehouse import packs, schemas
+from warehouse.store import (
+    INGEST_GROUP,
+    SET_ASIDE,
+    StageState,
+    Warehouse,
+    atomic_write_bytes,
+    units_published_before,
+    without_units,
+)
 
 IMAGES = "images"
 KEPT_FOLDERS = {"ledger"}  # `runs` parts: the history, never collected
@@ -35,6 +44,8 @@ class Garbage:
     by_table: Counter[str] = field(default_factory=Counter)
     # `--answers-before`: group (answer:doc, eval:<variant>:corpus, ...) -> the question sets taken out
     question_sets: dict[str, set[str]] = field(default_factory=dict)
+    # packed parts no entry shows: a `_packs` folder -> the part names its manifest drops
+    unpacked: dict[Path, set[str]] = field(default_factory=dict)
 
     def add(self, path: Path, table: str) -> None:
         size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else path.stat().st_size
@@ -71,6 +82,7 @@ def find_garbage(wh: Warehouse, current: dict[str, StageState] | None = None) ->
                 if (shown is None or part.stem in shown) or not settled(part, table):
                     continue
                 garbage.add(part, table)
+            _packed_garbage(folder / packs.PACKS, table, shown, bool(entries), settled, garbage)
 
     docs_shown: dict[str, set[str] | None] = {}  # crops are under the parse fingerprint, by doc_id[:16]
     for entry in current.values():
@@ -89,6 +101,33 @@ def find_garbage(wh: Warehouse, current: dict[str, StageState] | None = None) ->
     return garbage
 
 
+def _packed_garbage(
+    folder: Path,
+    table: str,
+    shown: set[str] | None,
+    published: bool,
+    settled: Callable[[Path, str], bool],
+    garbage: Garbage,
+) -> None:
+    """A folder's packs: the whole `_packs` folder when no entry publishes the fingerprint, else
+    the packed parts no entry shows (dropped from the manifest) and the packs left with no live part."""
+    if not folder.is_dir():
+        return
+    if not published:
+        if settled(folder, table):
+            garbage.add(folder, table)
+        return
+    named = packs.manifest(folder)
+    dropped = {p for p, pack in named.items() if shown is not None and p not in shown and settled(folder / pack, table)}
+    if dropped:
+        garbage.unpacked[folder] = dropped
+        garbage.by_table[table] += len(dropped)
+    live = {pack for p, pack in named.items() if p not in dropped}
+    for pack in sorted(folder.glob("*.parquet")):
+        if pack.name not in live and settled(pack, table):
+            garbage.add(pack, table)
+
+
 def collect(wh: Warehouse, dry_run: bool, answers_before: float | None = None) -> Garbage:
     """Find the garbage and, unless `dry_run`, delete it (under the publish lock, so that no
     publish changes what is referenced while it goes). `answers_before` (seconds since the
@@ -101,6 +140,9 @@ def collect(wh: Warehouse, dry_run: bool, answers_before: float | None = None) -
         if taken:
             wh.write_state(state)
         garbage = _with_question_sets(find_garbage(wh, state), taken)
+        for folder, dropped in garbage.unpacked.items():  # the manifest first: no live part is in what goes
+            named = packs.without_parts(packs.manifest(folder), dropped)
+            atomic_write_bytes(folder / packs.MANIFEST, packs.manifest_bytes(named))
         for path in garbage.files:
             path.unlink(missing_ok=True)
         for folder in garbage.folders:

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from interleaf.errors import WarehouseWriteError
-from warehouse import parts, schemas
+from warehouse import packs, parts, schemas
 
 DEFAULT_ROOT = "warehouse/data"
 SET_ASIDE = "_corrupt"  # damaged parts moved out of sight, until `interleaf gc`
@@ -146,7 +146,14 @@ class Warehouse:
         return self.root / table / fingerprint / f"{part}.parquet"
 
     def has_part(self, table: str, fingerprint: str, part: str) -> bool:
-        return self.part_path(table, fingerprint, part).exists()
+        """The part is stored: its own file, or rows of a pack (warehouse/packs.py)."""
+        if self.part_path(table, fingerprint, part).exists():
+            return True
+        return part in packs.manifest(packs.folder_of(self.root, table, fingerprint))
+
+    def stored_parts(self, table: str, fingerprint: str) -> set[str]:
+        """The names of every part stored under `fingerprint`, own file or packed."""
+        return packs.stored_parts(self.root, table, fingerprint)
 
     def write_part(self, table: str, fingerprint: str, part: str, data: pa.Table) -> Path:
         checked = schemas.check(table, data)
@@ -154,6 +161,18 @@ class Warehouse:
         path = self.part_path(table, fingerprint, part)
         atomic_write_bytes(path, parts.seal(checked))
         return path
+
+    def remove_part(self, table: str, fingerprint: str, part: str) -> None:
+        """The part leaves the folder: its own file, and its name in the pack manifest (under the
+        publish lock, which compaction holds while it rewrites the manifest)."""
+        self.part_path(table, fingerprint, part).unlink(missing_ok=True)
+        folder = packs.folder_of(self.root, table, fingerprint)
+        if part not in packs.manifest(folder):
+            return
+        with self.locked():
+            named = packs.manifest(folder)
+            if part in named:
+                atomic_write_bytes(folder / packs.MANIFEST, packs.manifest_bytes(packs.without_parts(named, [part])))
 
     def check_part(self, path: Path) -> None:
         """Raise CorruptPartError when the part at `path` is not the file that was written."""
@@ -173,19 +192,35 @@ class Warehouse:
         return target
 
     def read_part(self, table: str, fingerprint: str, part: str) -> pa.Table:
-        return _read_parquet(self.part_path(table, fingerprint, part), schemas.schema_of(table))
+        """One part's rows; FileNotFoundError when it is stored nowhere."""
+        path = self.part_path(table, fingerprint, part)
+        if path.exists():
+            return _read_parquet(path, schemas.schema_of(table))
+        found = self.read_table(table, fingerprint, [part])
+        if not found.num_rows and not self.has_part(table, fingerprint, part):
+            raise FileNotFoundError(path)
+        return found
 
     def read_table(self, table: str, fingerprint: str, parts: list[str] | None = None) -> pa.Table:
-        folder = self.root / table / fingerprint
-        if parts is None:
-            files = sorted(folder.glob("*.parquet"))
-        else:
-            files = [self.part_path(table, fingerprint, p) for p in parts]
-            files = [f for f in files if f.exists()]
-        if not files:
-            return schemas.empty(table)
+        """The rows of `parts` (None: every part stored), in the order of their names. A file
+        removed while it was read (a compaction packed it) sends the read back to the manifest."""
+        for attempt in range(3):
+            try:
+                return self._read_parts(table, fingerprint, parts)
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _read_parts(self, table: str, fingerprint: str, parts: list[str] | None) -> pa.Table:
+        where = packs.locate(self.root, table, fingerprint, parts)
         schema = schemas.schema_of(table)
-        return pa.concat_tables(_read_parquet(f, schema) for f in files)
+        chunks: dict[str, pa.Table] = {path.stem: _read_parquet(path, schema) for path in where.files}
+        for pack, names in where.packs.items():
+            chunks |= packs.rows_of(_read_parquet(pack, packs.pack_schema(table)), names)
+        if not chunks:
+            return schemas.empty(table)
+        return pa.concat_tables(chunks[name] for name in sorted(chunks))
 
     def table_glob(self, table: str, fingerprint: str) -> Path:
         return self.root / table / fingerprint / "*.parquet"
@@ -264,10 +299,12 @@ class Warehouse:
         group: str,
         entries: dict[str, tuple[str, tuple[str, ...]]],
         units: Callable[[dict[str, StageState]], Iterable[str] | None] | None = None,
+        compact: bool = False,
     ) -> None:
         """Make `entries` (stage -> (fingerprint, tables)) what the views show for `group`; the
         group's earlier entries that are not in `entries` are dropped from the views. `units`,
-        given the published state as it is under the lock, says which units the views show."""
+        given the published state as it is under the lock, says which units the views show.
+        `compact`: then merge the group's published parts into packs (warehouse/compact.py)."""
         with self.locked():
             before = self.current()
             shown = units(before) if units is not None else None
@@ -277,6 +314,18 @@ class Warehouse:
             for stage, (fingerprint, tables) in entries.items():
                 state[f"{group}/{stage}"] = StageState(fingerprint, tuple(tables), stage, group, at, names)
             self.write_state(state)
+            if compact:
+                self._compact(state, group)
+
+    def _compact(self, state: dict[str, StageState], group: str) -> None:
+        """Compaction after a publish: a saving, so a full disk leaves the loose parts as they are."""
+        from interleaf import progress
+        from warehouse.compact import compact_published
+
+        try:
+            compact_published(self, state, [group])
+        except WarehouseWriteError as exc:
+            progress.note(f"compaction left for later: {exc}")
 
     def publish_unit(self, group: str, unit: str, entries: dict[str, tuple[str, tuple[str, ...]]]) -> None:
         """Show `unit` (a question set) under `entries` (stage -> (fingerprint, tables)) in `group`,
@@ -301,30 +350,37 @@ class Warehouse:
             for key, (entry, times) in kept.items():
                 state[key] = replace(entry, units=tuple(sorted(times)), unit_times=tuple(sorted(times.items())))
             self.write_state(state)
+            self._compact(state, group)  # every question set adds parts to each answer table
 
     def _stored_units(self, entry: StageState) -> dict[str, float]:
         """The units an entry published whole (before answers accumulated) shows: its parts."""
         table = next((t for t in entry.tables if t != "rejects"), None)
         if table is None:
             return {}
-        folder = self.root / table / entry.fingerprint
-        return {p.stem: entry.at for p in folder.glob("*.parquet") if "." not in p.stem}
+        return {p: entry.at for p in self.stored_parts(table, entry.fingerprint) if "." not in p}
 
-    def published_files(self, table: str, state: Mapping[str, StageState] | None = None) -> list[Path]:
-        """The parts of `table` the views read: under each published fingerprint, the published
-        units' parts (every part when the entry names no units). `state`: a published state read
-        before (`current()`), so that several tables are read from one snapshot."""
-        files: set[Path] = set()
+    def published_reads(self, table: str, state: Mapping[str, StageState] | None = None) -> packs.PackedRead:
+        """What the views of `table` read: under each published fingerprint, the published units'
+        parts (every part when the entry names no units), as own files and parts of packs.
+        `state`: a published state read before (`current()`), so that several tables are read
+        from one snapshot."""
+        wanted: dict[str, set[str] | None] = {}
         for entry in (self.current() if state is None else state).values():
             if table not in entry.tables:
                 continue
-            folder = self.root / table / entry.fingerprint
             names = entry.part_names(table)
-            if names is None:
-                files.update(folder.glob("*.parquet"))
-            else:
-                files.update(p for p in (folder / f"{n}.parquet" for n in names) if p.exists())
-        return sorted(files)
+            prior = wanted.get(entry.fingerprint, set())
+            wanted[entry.fingerprint] = None if names is None or prior is None else prior | names
+        found = packs.PackedRead()
+        for fingerprint, names in sorted(wanted.items()):
+            where = packs.locate(self.root, table, fingerprint, names)
+            found.files.extend(where.files)
+            found.packs.update(where.packs)
+        return found
+
+    def published_files(self, table: str, state: Mapping[str, StageState] | None = None) -> list[Path]:
+        """The files the views of `table` read (own parts and packs)."""
+        return sorted(self.published_reads(table, state).paths)
 
     def published_fingerprint(self, stage: str) -> str | None:
         """The fingerprint `stage` was last published under, in any group."""

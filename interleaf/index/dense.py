@@ -118,6 +118,10 @@ class _Encoder:
             )
         self._model: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the model (a loaded index's snapshot): it is loaded again on first use."""
+        return {**self.__dict__, "_model": None}
+
     def _load(self) -> Any:
         if self._model is None:
             spec = self.spec

@@ -8,6 +8,7 @@ fused head; an optional LMM filter drops the head's image quotes a VLM judges un
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,12 +16,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from interleaf.errors import WarehouseWriteError
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
 from interleaf.expand.stage import clauses_by_question
 from interleaf.fingerprint import canonical_json
 from interleaf.index.config import IndexConfig
 from interleaf.prompts import load_prompt
+from interleaf.retrieve import snapshot
 from interleaf.retrieve.config import RetrieveConfig
 from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
 from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
@@ -30,9 +33,13 @@ from interleaf.retrieve.registry import get_image_filter, get_reranker
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import RETRIEVE_MODULES
 from interleaf.text.tokens import tokenize
-from warehouse import schemas
+from warehouse import Warehouse, schemas
 
 STAGE = "retrieve"
+
+
+# upstream stages of the question side: the loaded index does not depend on them
+QUESTION_SIDE = ("questions", "expand")
 
 
 @dataclass(frozen=True)
@@ -300,11 +307,21 @@ class RetrieveStage:
         holds that one, else read from the stored rows and built, replacing the one it held."""
 
         def build() -> LoadedIndex:
+            # the snapshot the ingest stored for this corpus (interleaf/retrieve/snapshot.py), else built
+            wh = Warehouse(given.root)
+            corpus = {k: v for k, v in given.upstream.items() if k not in QUESTION_SIDE}
+            key = snapshot.snapshot_key(canonical_json({"corpus": corpus, "index": self.index_config.model_dump()}))
+            stored = snapshot.load(wh, key)
+            if stored is not None:
+                return stored
             t = given.tables
             rows = rows_of_retrievers(self.index_config, t["index_texts"], t["quote_embeddings"])
-            return load_index(
+            index = load_index(
                 self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows, sections=t["sections"]
             )
+            with contextlib.suppress(WarehouseWriteError):  # a saving: a full disk costs the next load a build
+                snapshot.save(wh, key, index)
+            return index
 
         return self.indexes.get(canonical_json(given.upstream), build)
 

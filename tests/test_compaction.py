@@ -1,0 +1,187 @@
+"""Packs and the index snapshot (issue 53): compacted parts read as the loose ones did, a kill -9
+during a compaction or during a snapshot's build leaves the warehouse readable, and the rerun
+leaves it as an undisturbed run would."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks.prefect_home import cli_env
+from tests.conftest import REPO, IngestedWarehouse, run_cli
+from warehouse import Warehouse, packs, schemas
+from warehouse.catalog import connect
+
+QUESTION = "Which retriever does the DPR paper compare against BM25?"
+
+
+def views(root: Path) -> dict[str, str]:
+    """Every view, as a digest of its rows sorted (the ledger's, whose rows the commands add, apart)."""
+    con = connect(Warehouse(root))
+    try:
+        out = {}
+        for table in schemas.TABLES:
+            if table == "runs":
+                continue
+            rows = sorted(repr(r) for r in con.sql(f"SELECT * FROM {table}").fetchall())
+            out[table] = f"{len(rows)} rows, " + hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
+        return out
+    finally:
+        con.close()
+
+
+def loose_published_parts(root: Path) -> int:
+    wh = Warehouse(root)
+    return sum(len(wh.published_reads(t).files) for t in schemas.TABLES)
+
+
+def copy_of(corpus_warehouse: IngestedWarehouse, tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    shutil.copytree(corpus_warehouse.root, root)
+    return root
+
+
+def test_packed_parts_read_as_their_loose_files_did(corpus_warehouse: IngestedWarehouse, tmp_path: Path) -> None:
+    root = copy_of(corpus_warehouse, tmp_path, "wh")
+    wh = Warehouse(root)
+    entry = wh.current()["ingest/parse"]
+    units = [u for u in sorted(entry.units or ()) if wh.has_part("quotes", entry.fingerprint, u)]  # not the rejected
+    before = {u: wh.read_table("quotes", entry.fingerprint, [u]) for u in units}
+    whole = wh.read_table("quotes", entry.fingerprint, units)
+    shown = views(root)
+    assert loose_published_parts(root) > 100
+
+    printed = run_cli(root, "gc", "--compact").stdout
+    assert "packs" in printed
+    assert loose_published_parts(root) == 0  # every published part is in a pack now
+    assert not any((root / "quotes" / entry.fingerprint).glob("*.parquet"))
+    assert views(root) == shown
+    assert wh.read_table("quotes", entry.fingerprint, units).equals(whole)
+    for unit in units:
+        assert wh.has_part("quotes", entry.fingerprint, unit)
+        assert wh.read_part("quotes", entry.fingerprint, unit).equals(before[unit])
+    assert not wh.has_part("quotes", entry.fingerprint, "no-such-document")
+
+    # a part written again after it was packed (a forced rerun) is read from its own file
+    unit = units[0]
+    changed = before[unit].slice(0, 1)
+    wh.write_part("quotes", entry.fingerprint, unit, changed)
+    assert wh.read_part("quotes", entry.fingerprint, unit).equals(changed)
+    assert views(root)["quotes"] != shown["quotes"]
+    wh.remove_part("quotes", entry.fingerprint, unit)  # and leaves the folder, file and packed rows both
+    assert not wh.has_part("quotes", entry.fingerprint, unit)
+    assert wh.read_table("quotes", entry.fingerprint, units).num_rows == whole.num_rows - before[unit].num_rows
+
+
+def _kill_when(command: list[str], root: Path, ready: object, timeout_s: float = 120) -> bool:
+    """Run `command`, kill -9 it the moment `ready(root)` holds; True when it was killed mid-way."""
+    proc = subprocess.Popen(command, cwd=REPO, env=cli_env(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if ready(root):  # type: ignore[operator]
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return True
+            time.sleep(0.001)
+        return False
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _packs_written(n: int) -> object:
+    return lambda root: sum(1 for _ in root.glob(f"*/*/{packs.PACKS}/*.parquet")) >= n
+
+
+def _manifests_written(n: int) -> object:
+    return lambda root: sum(1 for _ in root.glob(f"*/*/{packs.PACKS}/{packs.MANIFEST}")) >= n
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [_packs_written(1), _manifests_written(3), _manifests_written(9)],
+    ids=["first pack written", "third manifest written", "ninth manifest written"],
+)
+def test_a_kill_during_compaction_leaves_the_views_whole_and_the_rerun_identical(
+    corpus_warehouse: IngestedWarehouse, tmp_path: Path, moment: object
+) -> None:
+    root = copy_of(corpus_warehouse, tmp_path, "wh")
+    shown = views(root)
+    undisturbed = copy_of(corpus_warehouse, tmp_path, "undisturbed")
+    run_cli(undisturbed, "gc", "--compact")
+
+    command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(root), "gc", "--compact"]
+    assert _kill_when(command, root, moment), "the compaction ended before the moment to kill it"
+    assert loose_published_parts(root) > 0  # killed half-way: some parts loose, some packed
+    assert views(root) == shown  # readable, every row once
+    asked = tmp_path / "asked"
+    shutil.copytree(root, asked)  # the question side reads loose and packed parts: the same answer
+    assert (
+        run_cli(asked, "ask", QUESTION).stdout
+        == run_cli(copy_of(corpus_warehouse, tmp_path, "loose"), "ask", QUESTION).stdout
+    )
+
+    run_cli(root, "gc", "--compact")
+    assert loose_published_parts(root) == 0
+    assert views(root) == views(undisturbed) == shown
+    left = list(root.rglob(".*.tmp-*"))
+    assert not left, f"temporaries left: {left}"
+
+
+def _index_signature(index: object) -> tuple:
+    corpus = index.corpus  # type: ignore[attr-defined]
+    scores = tuple(
+        np.round(r.scores([QUESTION])[0], 5).tobytes()
+        for r in index.retrievers.values()  # type: ignore[attr-defined]
+        if r.kind == "bm25"
+    )
+    return (tuple(corpus.quote_ids), tuple(corpus.texts), scores)
+
+
+def test_a_kill_while_the_index_snapshot_is_written_leaves_it_unread_and_the_rerun_identical(
+    corpus_warehouse: IngestedWarehouse, tmp_path: Path
+) -> None:
+    from flows.plans import open_index
+    from interleaf.config import Settings
+    from interleaf.retrieve import snapshot
+
+    root = copy_of(corpus_warehouse, tmp_path, "wh")
+    building = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(root), "ask", QUESTION]
+    temporary = lambda r: any((r / snapshot.FOLDER).glob(".*.tmp-*"))  # noqa: E731
+    for _ in range(5):  # the write takes milliseconds: the poll may miss it, and the next try catch it
+        shutil.rmtree(root / snapshot.FOLDER, ignore_errors=True)
+        if _kill_when(building, root, temporary):
+            break
+    else:
+        pytest.fail("five tries, and the snapshot's write was never caught to kill it")
+    assert not any((root / snapshot.FOLDER).glob("*.index"))  # no half snapshot under its name
+
+    first = run_cli(root, "ask", QUESTION).stdout  # builds it whole this time
+    assert len(list((root / snapshot.FOLDER).glob("*.index"))) == 1
+    from_snapshot = open_index(Warehouse(root), Settings())
+    shutil.rmtree(root / snapshot.FOLDER)
+    built = open_index(Warehouse(root), Settings())
+    assert _index_signature(from_snapshot) == _index_signature(built)
+    dense = [n for n, r in built.retrievers.items() if r.kind == "dense"]
+    for name in dense:
+        assert np.array_equal(from_snapshot.retrievers[name]._matrix, built.retrievers[name]._matrix)
+    assert run_cli(root, "ask", QUESTION).stdout == first
+
+    # a damaged snapshot is set aside and the index built again, never read
+    stored = next((root / snapshot.FOLDER).glob("*.index"))
+    data = bytearray(stored.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    stored.write_bytes(bytes(data))
+    assert _index_signature(open_index(Warehouse(root), Settings())) == _index_signature(built)
+    assert list((root / "_corrupt").rglob("*.index.*"))

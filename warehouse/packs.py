@@ -1,0 +1,190 @@
+"""Packs: many small parts of one table and fingerprint merged into a few large files.
+
+A part is written as its own file (`<table>/<fingerprint>/<part>.parquet`), one per document and
+stage, so writers never share a file. Read one by one, 10,000 documents are 100,000 files: a cold
+question opened every one of them (about 1 ms each to open and check). Compaction merges the
+published parts of a folder into packs, as Delta Lake's OPTIMIZE or Iceberg's rewrite_data_files
+do::
+
+    <table>/<fingerprint>/_packs/<digest>.parquet   the parts' rows, sorted by part, plus `_part`
+    <table>/<fingerprint>/_packs/manifest.json      part -> the pack that holds it
+
+A part is then either its own file or rows of a pack, and its own file wins: a part written again
+after it was packed (a forced rerun) is read from its new file, and its rows in the pack are dead
+until the next compaction rewrites the pack. Nothing is lost on a kill at any point: packs are
+written (temporary name, rename) before the manifest names them, and the manifest is replaced
+whole before the packed files are removed. A kill before the manifest leaves a pack no manifest
+names (`gc` frees it); a kill after it leaves parts that are both a file and packed rows, which
+read the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from interleaf.errors import CorruptPartError
+from warehouse import parts as sealed
+from warehouse import schemas
+
+PACKS = "_packs"
+MANIFEST = "manifest.json"
+PART_COLUMN = "_part"
+
+# A pack's size: large enough that a table of 10,000 documents is a handful of files (quotes of
+# one page are ~10 KB in Parquet, so a pack holds thousands of documents), small enough that one
+# rewrite (a pack with dead rows, or the small packs merged with new parts) reads and writes at
+# most this much, and that checking its digest costs well under a second.
+TARGET_BYTES = 64 << 20
+# A folder is compacted when it holds this many loose parts: below it, opening the loose parts
+# costs a few tens of milliseconds per table (about 1 ms each), less than a pack's rewrite.
+MIN_LOOSE = 32
+
+
+def pack_schema(table: str) -> pa.Schema:
+    return schemas.schema_of(table).append(pa.field(PART_COLUMN, pa.string(), nullable=False))
+
+
+def folder_of(root: Path, table: str, fingerprint: str) -> Path:
+    return root / table / fingerprint / PACKS
+
+
+# the manifests read by this process, by (path, inode, size, mtime): re-read only when replaced
+_MANIFESTS: dict[Path, tuple[tuple[int, int, int], dict[str, str]]] = {}
+
+
+def manifest(folder: Path) -> dict[str, str]:
+    """part -> pack file name, for the packs under `folder` (a `_packs` folder); {} when none."""
+    path = folder / MANIFEST
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return {}
+    key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    cached = _MANIFESTS.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        parts = json.loads(path.read_bytes())["parts"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CorruptPartError(path, f"not a pack manifest ({type(exc).__name__}: {exc})") from exc
+    _MANIFESTS[path] = (key, parts)
+    return parts
+
+
+def manifest_bytes(parts: Mapping[str, str]) -> bytes:
+    return json.dumps({"parts": dict(sorted(parts.items()))}, indent=0).encode()
+
+
+@dataclass
+class PackedRead:
+    """Which rows of a folder a read takes: own files, and per pack the parts taken from it."""
+
+    files: list[Path] = field(default_factory=list)
+    packs: dict[Path, set[str]] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> list[Path]:
+        return [*self.files, *self.packs]
+
+
+def locate(root: Path, table: str, fingerprint: str, wanted: Iterable[str] | None) -> PackedRead:
+    """Where the parts `wanted` (None: every part stored) of a folder are: a part's own file when
+    it has one, else the pack the manifest names. A wanted part stored nowhere is left out."""
+    folder = root / table / fingerprint
+    own = {p.stem: p for p in folder.glob("*.parquet")}
+    packed = manifest(folder / PACKS)
+    names = set(own) | set(packed) if wanted is None else set(wanted)
+    found = PackedRead()
+    for name in sorted(names):
+        if name in own:
+            found.files.append(own[name])
+        elif name in packed:
+            found.packs.setdefault(folder / PACKS / packed[name], set()).add(name)
+    return found
+
+
+def stored_parts(root: Path, table: str, fingerprint: str) -> set[str]:
+    """Every part of a folder, own file or packed."""
+    folder = root / table / fingerprint
+    return {p.stem for p in folder.glob("*.parquet")} | set(manifest(folder / PACKS))
+
+
+def rows_of(pack: pa.Table, names: set[str]) -> dict[str, pa.Table]:
+    """The rows of each part of `names` in a pack read whole (its rows are sorted by part), without
+    the `_part` column."""
+    column = pack.column(PART_COLUMN)
+    taken = pack.filter(pc.is_in(column, pa.array(sorted(names), pa.string())))
+    part_of = taken.column(PART_COLUMN).to_pylist()
+    body = taken.drop_columns([PART_COLUMN])
+    out: dict[str, pa.Table] = {}
+    start = 0
+    for i in range(1, len(part_of) + 1):
+        if i == len(part_of) or part_of[i] != part_of[start]:
+            out[part_of[start]] = body.slice(start, i - start)
+            start = i
+    return out
+
+
+def pack_bytes(table: str, parts: Mapping[str, pa.Table]) -> bytes:
+    """The sealed pack of `parts` (name -> rows as declared), rows sorted by part."""
+    chunks = []
+    for name in sorted(parts):
+        rows = schemas.check(table, parts[name])
+        chunks.append(
+            rows.append_column(
+                pa.field(PART_COLUMN, pa.string(), nullable=False), pa.array([name] * rows.num_rows, pa.string())
+            )
+        )
+    data = pa.concat_tables(chunks) if chunks else pack_schema(table).empty_table()
+    return sealed.seal(data.cast(pack_schema(table)))
+
+
+def pack_name(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:24] + ".parquet"
+
+
+def without_parts(parts: Mapping[str, str], gone: Iterable[str]) -> dict[str, str]:
+    gone = set(gone)
+    return {k: v for k, v in parts.items() if k not in gone}
+
+
+def live_parts(folder: Path) -> dict[str, set[str]]:
+    """pack file name -> the parts read from it (named by the manifest, with no own file)."""
+    own = {p.stem for p in folder.parent.glob("*.parquet")}
+    out: dict[str, set[str]] = {}
+    for part, pack in manifest(folder).items():
+        if part not in own:
+            out.setdefault(pack, set()).add(part)
+    return out
+
+
+def unreferenced_packs(folder: Path) -> list[Path]:
+    """Pack files no live part is read from: left by a kill before their manifest, or emptied."""
+    live = live_parts(folder)
+    with contextlib.suppress(FileNotFoundError):
+        return sorted(p for p in folder.glob("*.parquet") if p.name not in live)
+    return []
+
+
+_HELD: dict[Path, frozenset[str]] = {}  # a pack's name is its digest: what it holds never changes
+
+
+def parts_held(pack: Path) -> frozenset[str]:
+    """Every part a pack has rows of, live or dead (its `_part` column, read alone)."""
+    if pack not in _HELD:
+        import pyarrow.parquet as pq
+
+        try:
+            column = pq.read_table(pack, columns=[PART_COLUMN]).column(PART_COLUMN)
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptPartError(pack, f"not readable as a pack ({type(exc).__name__}: {exc})") from exc
+        _HELD[pack] = frozenset(pc.unique(column).to_pylist())
+    return _HELD[pack]
