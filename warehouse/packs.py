@@ -99,9 +99,13 @@ def locate(root: Path, table: str, fingerprint: str, wanted: Iterable[str] | Non
     """Where the parts `wanted` (None: every part stored) of a folder are: a part's own file when
     it has one, else the pack the manifest names. A wanted part stored nowhere is left out."""
     folder = root / table / fingerprint
-    own = {p.stem: p for p in folder.glob("*.parquet")}
     packed = manifest(folder / PACKS)
-    names = set(own) | set(packed) if wanted is None else set(wanted)
+    if wanted is None:
+        own = {p.stem: p for p in folder.glob("*.parquet")}
+        names = set(own) | set(packed)
+    else:  # a unit's read during an ingest: no listing of a folder of thousands of loose parts
+        names = set(wanted)
+        own = {n: p for n in names if (p := folder / f"{n}.parquet").exists()}
     found = PackedRead()
     for name in sorted(names):
         if name in own:
