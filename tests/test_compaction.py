@@ -185,3 +185,27 @@ def test_a_kill_while_the_index_snapshot_is_written_leaves_it_unread_and_the_rer
     stored.write_bytes(bytes(data))
     assert _index_signature(open_index(Warehouse(root), Settings())) == _index_signature(built)
     assert list((root / "_corrupt").rglob("*.index.*"))
+
+
+def test_a_document_removed_after_packing_leaves_the_views_and_gc_frees_its_rows(
+    corpus_warehouse: IngestedWarehouse, tmp_path: Path
+) -> None:
+    packed = copy_of(corpus_warehouse, tmp_path, "packed")
+    loose = copy_of(corpus_warehouse, tmp_path, "loose")
+    run_cli(packed, "gc", "--compact")
+    wh = Warehouse(packed)
+    fingerprint = wh.current()["ingest/parse"].fingerprint
+    con = connect(wh)
+    doc_id = con.sql("SELECT doc_id FROM documents WHERE name = 'dpr-emnlp2020.pdf'").fetchone()[0]
+    con.close()
+    quotes_packs = packed / "quotes" / fingerprint / packs.PACKS
+    assert doc_id in packs.manifest(quotes_packs)
+    for root in (packed, loose):
+        run_cli(root, "remove", "dpr-emnlp2020")
+    assert views(packed) == views(loose)  # the packed rows of the removed document are filtered out
+
+    printed = run_cli(packed, "gc").stdout
+    run_cli(loose, "gc")
+    assert "quotes 1" in printed, printed  # its packed quotes part, dropped from the manifest
+    assert doc_id not in packs.manifest(quotes_packs)
+    assert views(packed) == views(loose)

@@ -17,7 +17,15 @@ from benchmarks.faults.common import FaultContext, Outcome
 from benchmarks.stopping import exit_on_sigterm
 
 # module names under benchmarks/faults, in the order the table shows them
-FAULTS = ["fuzz_pdfs", "kill9", "model_server", "corrupt_parts", "disk_full", "answers_during_ingest"]
+FAULTS = [
+    "fuzz_pdfs",
+    "kill9",
+    "kill9_compaction",
+    "model_server",
+    "corrupt_parts",
+    "disk_full",
+    "answers_during_ingest",
+]
 
 
 def table(outcomes: list[Outcome]) -> str:
