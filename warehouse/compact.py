@@ -93,7 +93,11 @@ def compact_folder(
         for name, part_rows in packs.rows_of(rows, live[pack]).items():
             taken.setdefault(name, part_rows)
     written = _write_packs(wh, table, pack_folder, taken)
-    atomic_write_bytes(pack_folder / packs.MANIFEST, packs.manifest_bytes({**old, **written}))
+    held = {
+        **packs.held(pack_folder),
+        **{pack: [n for n, p in written.items() if p == pack] for pack in set(written.values())},
+    }
+    atomic_write_bytes(pack_folder / packs.MANIFEST, packs.manifest_bytes({**old, **written}, held))
     done.parts += sum(1 for name in written if name in loose)
     done.packs_written += len(set(written.values()))
     done.folders.append(f"{table}/{fingerprint}")
@@ -134,11 +138,12 @@ def _write_packs(wh: Warehouse, table: str, folder: Path, taken: dict[str, pa.Ta
     batches: list[list[str]] = [[]]
     size = 0
     for name in sorted(taken):
-        if batches[-1] and size + taken[name].nbytes > packs.TARGET_BYTES:
+        nbytes = taken[name].nbytes
+        if batches[-1] and size + nbytes > packs.TARGET_BYTES:
             batches.append([])
             size = 0
         batches[-1].append(name)
-        size += taken[name].nbytes
+        size += nbytes
     written: dict[str, str] = {}
     for batch in batches:
         if not batch:

@@ -142,7 +142,7 @@ def collect(wh: Warehouse, dry_run: bool, answers_before: float | None = None) -
         garbage = _with_question_sets(find_garbage(wh, state), taken)
         for folder, dropped in garbage.unpacked.items():  # the manifest first: no live part is in what goes
             named = packs.without_parts(packs.manifest(folder), dropped)
-            atomic_write_bytes(folder / packs.MANIFEST, packs.manifest_bytes(named))
+            atomic_write_bytes(folder / packs.MANIFEST, packs.manifest_bytes(named, packs.held(folder)))
         for path in garbage.files:
             path.unlink(missing_ok=True)
         for folder in garbage.folders:

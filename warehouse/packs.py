@@ -46,6 +46,9 @@ TARGET_BYTES = 64 << 20
 # A folder is compacted when it holds this many loose parts: below it, opening the loose parts
 # costs a few tens of milliseconds per table (about 1 ms each), less than a pack's rewrite.
 MIN_LOOSE = 32
+# A read of at most this many named parts looks for their files one by one; a larger one lists the
+# folder (compaction keeps it short) instead of asking for thousands of names that are packed.
+FEW = 64
 
 
 def pack_schema(table: str) -> pa.Schema:
@@ -57,30 +60,45 @@ def folder_of(root: Path, table: str, fingerprint: str) -> Path:
 
 
 # the manifests read by this process, by (path, inode, size, mtime): re-read only when replaced
-_MANIFESTS: dict[Path, tuple[tuple[int, int, int], dict[str, str]]] = {}
+_MANIFESTS: dict[Path, tuple[tuple[int, int, int], dict[str, dict]]] = {}
 
 
-def manifest(folder: Path) -> dict[str, str]:
-    """part -> pack file name, for the packs under `folder` (a `_packs` folder); {} when none."""
+def _read_manifest(folder: Path) -> dict[str, dict]:
+    """The manifest under `folder` (a `_packs` folder): `parts` (part -> pack file name) and
+    `held` (pack file name -> every part it has rows of, live or dead); empty when none."""
     path = folder / MANIFEST
     try:
         stat = path.stat()
     except FileNotFoundError:
-        return {}
+        return {"parts": {}, "held": {}}
     key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
     cached = _MANIFESTS.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
     try:
-        parts = json.loads(path.read_bytes())["parts"]
-    except (ValueError, KeyError, TypeError) as exc:
+        raw = json.loads(path.read_bytes())
+        found = {"parts": dict(raw["parts"]), "held": dict(raw.get("held", {}))}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CorruptPartError(path, f"not a pack manifest ({type(exc).__name__}: {exc})") from exc
-    _MANIFESTS[path] = (key, parts)
-    return parts
+    _MANIFESTS[path] = (key, found)
+    return found
 
 
-def manifest_bytes(parts: Mapping[str, str]) -> bytes:
-    return json.dumps({"parts": dict(sorted(parts.items()))}, indent=0).encode()
+def manifest(folder: Path) -> dict[str, str]:
+    """part -> pack file name, for the packs under `folder` (a `_packs` folder); {} when none."""
+    return _read_manifest(folder)["parts"]
+
+
+def held(folder: Path) -> dict[str, list[str]]:
+    """pack file name -> the parts it has rows of, as its compaction wrote it."""
+    return _read_manifest(folder)["held"]
+
+
+def manifest_bytes(parts: Mapping[str, str], held: Mapping[str, Iterable[str]]) -> bytes:
+    """A manifest naming `parts`; `held` is kept for the packs still named."""
+    named = set(parts.values())
+    kept = {pack: sorted(names) for pack, names in sorted(held.items()) if pack in named}
+    return json.dumps({"parts": dict(sorted(parts.items())), "held": kept}, indent=0).encode()
 
 
 @dataclass
@@ -100,11 +118,11 @@ def locate(root: Path, table: str, fingerprint: str, wanted: Iterable[str] | Non
     it has one, else the pack the manifest names. A wanted part stored nowhere is left out."""
     folder = root / table / fingerprint
     packed = manifest(folder / PACKS)
-    if wanted is None:
+    names = set(packed) if wanted is None else set(wanted)
+    if wanted is None or len(names) > FEW:
         own = {p.stem: p for p in folder.glob("*.parquet")}
-        names = set(own) | set(packed)
+        names |= set(own) if wanted is None else set()
     else:  # a unit's read during an ingest: no listing of a folder of thousands of loose parts
-        names = set(wanted)
         own = {n: p for n in names if (p := folder / f"{n}.parquet").exists()}
     found = PackedRead()
     for name in sorted(names):
@@ -139,16 +157,10 @@ def rows_of(pack: pa.Table, names: set[str]) -> dict[str, pa.Table]:
 
 def pack_bytes(table: str, parts: Mapping[str, pa.Table]) -> bytes:
     """The sealed pack of `parts` (name -> rows as declared), rows sorted by part."""
-    chunks = []
-    for name in sorted(parts):
-        rows = schemas.check(table, parts[name])
-        chunks.append(
-            rows.append_column(
-                pa.field(PART_COLUMN, pa.string(), nullable=False), pa.array([name] * rows.num_rows, pa.string())
-            )
-        )
-    data = pa.concat_tables(chunks) if chunks else pack_schema(table).empty_table()
-    return sealed.seal(data.cast(pack_schema(table)))
+    names = sorted(parts)
+    body = schemas.check(table, pa.concat_tables([parts[n] for n in names])) if names else schemas.empty(table)
+    tags = pa.array([n for n in names for _ in range(parts[n].num_rows)], pa.string())
+    return sealed.seal(body.append_column(pa.field(PART_COLUMN, pa.string(), nullable=False), tags))
 
 
 def pack_name(data: bytes) -> str:
@@ -182,8 +194,12 @@ _HELD: dict[Path, frozenset[str]] = {}  # a pack's name is its digest: what it h
 
 
 def parts_held(pack: Path) -> frozenset[str]:
-    """Every part a pack has rows of, live or dead (its `_part` column, read alone)."""
+    """Every part a pack has rows of, live or dead: from the manifest, else its `_part` column."""
     if pack not in _HELD:
+        listed = held(pack.parent).get(pack.name)
+        if listed is not None:
+            _HELD[pack] = frozenset(listed)
+            return _HELD[pack]
         import pyarrow.parquet as pq
 
         try:

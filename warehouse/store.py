@@ -172,7 +172,8 @@ class Warehouse:
         with self.locked():
             named = packs.manifest(folder)
             if part in named:
-                atomic_write_bytes(folder / packs.MANIFEST, packs.manifest_bytes(packs.without_parts(named, [part])))
+                kept = packs.without_parts(named, [part])
+                atomic_write_bytes(folder / packs.MANIFEST, packs.manifest_bytes(kept, packs.held(folder)))
 
     def check_part(self, path: Path) -> None:
         """Raise CorruptPartError when the part at `path` is not the file that was written."""
