@@ -83,7 +83,7 @@ class DocumentCatalog:
     def of(cls, wh: Warehouse) -> DocumentCatalog:
         documents: tuple[DocumentRef, ...] = ()
         if wh.published_fingerprint("parse"):
-            _, rows = query_views(wh, "SELECT doc_id, name FROM documents ORDER BY name, doc_id")
+            _, rows = query_views(wh, "SELECT doc_id, name FROM documents ORDER BY name, doc_id", ("documents",))
             documents = tuple(DocumentRef(doc_id, name) for doc_id, name in rows)
         held = {_key(d.name) for d in documents}
         rejected: dict[str, tuple[str, str]] = {}

@@ -81,12 +81,14 @@ def view_sql(wh: Warehouse, table: str, state: State) -> str:
     return f"CREATE OR REPLACE VIEW {table} AS {body}"
 
 
-def connect(wh: Warehouse, threads: int = 2, state: State | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    wh: Warehouse, threads: int = 2, state: State | None = None, tables: tuple[str, ...] | None = None
+) -> duckdb.DuckDBPyConnection:
     """The views of the published state `state` (default: as it is now)."""
     state = wh.current() if state is None else state
     con = duckdb.connect(":memory:", config={"threads": threads})
     try:
-        for table in schemas.TABLES:
+        for table in tables or tuple(schemas.TABLES):
             # DuckDB reads each part's footer here: a damaged one can fail it
             with naming_damaged_parts(wh, functools.partial(wh.published_files, table, state)):
                 con.execute(view_sql(wh, table, state))
@@ -139,24 +141,24 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             )
 
 
-def query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+def query(wh: Warehouse, sql: str, tables: tuple[str, ...] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a read-only `sql` over the views. A part removed while the query ran (a compaction
     packed it, under the publish lock readers do not take) sends the query back to the manifests."""
     for attempt in range(3):
         try:
-            return _query(wh, sql)
+            return _query(wh, sql, tables)
         except (duckdb.IOException, FileNotFoundError):
             if attempt == 2:
                 raise
     raise AssertionError("unreachable")
 
 
-def _query(wh: Warehouse, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+def _query(wh: Warehouse, sql: str, tables: tuple[str, ...] | None) -> tuple[list[str], list[tuple[Any, ...]]]:
     state = wh.current()
-    con = connect(wh, state=state)
+    con = connect(wh, state=state, tables=tables)
 
     def every_part() -> Iterator[Path]:
-        return (f for table in schemas.TABLES for f in wh.published_files(table, state))
+        return (f for table in tables or schemas.TABLES for f in wh.published_files(table, state))
 
     try:
         check_read_only(con, sql)

@@ -125,11 +125,13 @@ def locate(root: Path, table: str, fingerprint: str, wanted: Iterable[str] | Non
     else:  # a unit's read during an ingest: no listing of a folder of thousands of loose parts
         own = {n: p for n in names if (p := folder / f"{n}.parquet").exists()}
     found = PackedRead()
+    by_pack: dict[str, set[str]] = {}
     for name in sorted(names):
         if name in own:
             found.files.append(own[name])
         elif name in packed:
-            found.packs.setdefault(folder / PACKS / packed[name], set()).add(name)
+            by_pack.setdefault(packed[name], set()).add(name)
+    found.packs = {folder / PACKS / pack: taken for pack, taken in sorted(by_pack.items())}
     return found
 
 
