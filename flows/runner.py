@@ -256,7 +256,7 @@ def _store_index(wh: Warehouse, settings: Settings, report: IngestReport) -> Non
 
     try:
         open_index(wh, settings)
-    except InterleafError as exc:  # the ingest is published; the first question builds the index instead
+    except (InterleafError, OSError, ValueError) as exc:  # as the server: the ingest is published, a question builds it
         report.warnings.append(f"query index not stored: {exc}")
 
 

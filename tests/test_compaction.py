@@ -196,7 +196,7 @@ def test_a_document_removed_after_packing_leaves_the_views_and_gc_frees_its_rows
     wh = Warehouse(packed)
     fingerprint = wh.current()["ingest/parse"].fingerprint
     con = connect(wh)
-    doc_id = con.sql("SELECT doc_id FROM documents WHERE name = 'dpr-emnlp2020.pdf'").fetchone()[0]
+    doc_id = con.execute("SELECT doc_id FROM documents WHERE name = 'dpr-emnlp2020.pdf'").fetchall()[0][0]
     con.close()
     quotes_packs = packed / "quotes" / fingerprint / packs.PACKS
     assert doc_id in packs.manifest(quotes_packs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,11 +64,12 @@ class LoadedIndex:
         return self._masks[doc_id]
 
 
-def rows_of_retrievers(config: IndexConfig, index_texts: pa.Table, embeddings: pa.Table) -> dict[str, pa.Table]:
-    """Each retriever's stored rows, from the tables every retriever writes into."""
+def rows_of_retrievers(config: IndexConfig, tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
+    """Each retriever's stored rows, from the table its kind writes into (only the tables the
+    configured retrievers write are read: a flow of BM25 retrievers alone has no embeddings)."""
     out = {}
     for spec in config.retrievers:
-        table = index_texts if spec.kind == "bm25" else embeddings
+        table = tables[get_retriever(spec).table]
         out[spec.name] = table.filter(pc.equal(table.column("retriever"), spec.name))
     return out
 

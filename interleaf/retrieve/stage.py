@@ -315,7 +315,7 @@ class RetrieveStage:
             if stored is not None:
                 return stored
             t = given.tables
-            rows = rows_of_retrievers(self.index_config, t["index_texts"], t["quote_embeddings"])
+            rows = rows_of_retrievers(self.index_config, t)
             index = load_index(
                 self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows, sections=t["sections"]
             )
