@@ -89,10 +89,10 @@ def compact_folder(
     live = packs.live_parts(pack_folder)
     small = [p for p in sorted(live) if (pack_folder / p).stat().st_size < packs.TARGET_BYTES // 2]
     for pack in small:
-        rows = _read_pack(wh, pack_folder / pack, table)
+        rows = parts.open_sealed(pack_folder / pack, packs.pack_schema(table))
         for name, part_rows in packs.rows_of(rows, live[pack]).items():
             taken.setdefault(name, part_rows)
-    written = _write_packs(wh, table, pack_folder, taken)
+    written = _write_packs(table, pack_folder, taken)
     held = {
         **packs.held(pack_folder),
         **{pack: [n for n, p in written.items() if p == pack] for pack in set(written.values())},
@@ -115,10 +115,6 @@ def _finished(rows: pa.Table) -> bool:
     return rows.num_rows > 0 and not pc.any(pc.equal(rows.column("status"), "running")).as_py()
 
 
-def _read_pack(wh: Warehouse, path: Path, table: str) -> pa.Table:
-    return parts.open_sealed(path, packs.pack_schema(table))
-
-
 def _unchanged(path: Path, before: os.stat_result | None) -> bool:
     """The file is the one read: not written again since (its own file would win over the pack)."""
     try:
@@ -132,7 +128,7 @@ def _unchanged(path: Path, before: os.stat_result | None) -> bool:
     )
 
 
-def _write_packs(wh: Warehouse, table: str, folder: Path, taken: dict[str, pa.Table]) -> dict[str, str]:
+def _write_packs(table: str, folder: Path, taken: dict[str, pa.Table]) -> dict[str, str]:
     """Write `taken` (part -> rows) as packs of about TARGET_BYTES (Arrow's in-memory size, which
     Parquet's zstd shrinks several times); returns part -> pack file name."""
     batches: list[list[str]] = [[]]

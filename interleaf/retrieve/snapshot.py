@@ -7,10 +7,10 @@ when it publishes (`flows.plans.open_index`), and whoever loads an index first l
 
     <warehouse>/snapshots/<key>.index   b"interleaf-index 1\\n" + SHA-256 of the body + b"\\n" + body
 
-The body is the `LoadedIndex` pickled (numpy arrays in pickle 5's out-of-band-free form). The key
-is the retrieve stage's upstream fingerprints (the corpus digest and every document stage's
-fingerprint among them), the source of the modules that build an index, and the versions of the
-libraries whose objects it holds: a file from other code is never read. A file whose digest does
+The body is the `LoadedIndex` pickled (protocol 5). The key is the retrieve stage's corpus-side
+upstream fingerprints (the corpus digest and every document stage's fingerprint; not the question
+side's), the index configuration, the source of the modules that build an index, and the versions
+of the libraries whose objects it holds: a file from other code is never read. A file whose digest does
 not match (damaged on disk) is set aside and the index built again; the snapshot is a saving,
 never the only copy of anything.
 """
