@@ -26,14 +26,11 @@ help: ## list the targets
 $(VENV)/bin/python:
 	$(BASE_PYTHON) -m venv $(VENV)
 
-# pip byte-compiles what it installs one file at a time; compileall then does it on every core (the
-# two installs here: 86 + 149 s on a clean clone, against 84-99 + 168-206 s before). Its exit status
-# is not checked: two installed files are not Python 3.11 (olefile's olefile2.py, a torch test
-# helper for 3.12), which pip skips as well. The project's own modules too: an editable install
-# leaves them to each process, and where PYTHONDONTWRITEBYTECODE is set (as on these machines) none
-# is kept, so every `interleaf` command compiled them again (~0.2 s of CPU for a flow command's
-# imports; a run of the tests started 372 processes that imported Interleaf). Quiet unless a file
-# of theirs does not compile: it names it.
+# pip byte-compiles what it installs one file at a time; compileall does it on every core. Its exit
+# status is not checked: a few installed files are not Python 3.11 (test helpers for later Pythons),
+# which pip skips as well. The project's own modules too: an editable install leaves them to each
+# process, and where PYTHONDONTWRITEBYTECODE is set none is kept, so every `interleaf` command (and
+# every process the tests start) would compile them again. Quiet unless a file does not compile.
 PIP_INSTALL := $(PYTHON) -m pip install -q --no-compile
 SOURCES := interleaf warehouse tasks flows benchmarks tests
 COMPILE_SOURCES := $(PYTHON) -m compileall -q $(SOURCES)
@@ -74,25 +71,27 @@ e2e-steps:
 	$(IL) eval --qa $(CORPUS)/qa_dev_answers.jsonl --scope doc
 
 # Three pytest-xdist workers on 2 cores, each test file in one of them (its module fixtures ingest
-# once): the tests wait on commands, servers and page workers, and a third worker runs meanwhile
-# (3-6% less wall time per CPU-second than two here; README "Scaling out"). TEST_WORKERS=0: one
-# process. The last line is bash's `time`: its CPU counts the processes the tests waited for, not
-# those that left the tree (a Ray node, started in a session of its own).
+# once): the tests wait on commands, servers and page workers, and a third worker runs meanwhile.
+# TEST_WORKERS=0: one process. The last line is bash's `time`: its CPU counts the processes the
+# tests waited for, not those that left the tree (a Ray node, started in a session of its own).
 TEST_WORKERS ?= 3
 PYTEST := $(PYTHON) -m pytest -q -rs --durations=15 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder,)
 test: install-dev ## run the test suite (reads the corpus from ../shared/corpus)
 	@$(COMPILE_SOURCES)  # what changed since the install
 	$(info $(PYTEST))@TIMEFORMAT="make test: %0R s wall, %0U s user + %0S s system CPU"; time $(PYTEST)
 
-bench: install-dev ## throughput and memory benchmarks over docs/ and scale/
-	$(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
-	$(PYTHON) benchmarks/bench_describe.py --corpus $(CORPUS)
-	$(PYTHON) benchmarks/bench_ocr.py --corpus $(CORPUS)
-	$(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
-	$(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
-	$(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
+# Each measuring command's output is written to docs/measured/<name>.md with the command, the commit
+# and the machine (benchmarks/record.py); bench_growth writes its own table there.
+RECORD := $(PYTHON) -m benchmarks.record
+bench: install-dev ## throughput, memory and growth benchmarks over docs/ and scale/; writes docs/measured/
+	$(RECORD) bench_parse -- $(PYTHON) benchmarks/bench_parse.py --corpus $(CORPUS)
+	$(RECORD) bench_describe -- $(PYTHON) benchmarks/bench_describe.py --corpus $(CORPUS)
+	$(RECORD) bench_ocr -- $(PYTHON) benchmarks/bench_ocr.py --corpus $(CORPUS)
+	$(RECORD) bench_retrieval -- $(PYTHON) benchmarks/bench_retrieval.py --corpus $(CORPUS)
+	$(RECORD) bench_long -- $(PYTHON) benchmarks/bench_long.py --corpus $(CORPUS)
+	$(RECORD) bench_answer -- $(PYTHON) benchmarks/bench_answer.py --corpus $(CORPUS)
 	$(PYTHON) benchmarks/bench_growth.py --corpus $(CORPUS)
-	$(PYTHON) benchmarks/bench_scale.py --corpus $(CORPUS)
+	$(RECORD) bench_scale -- $(PYTHON) benchmarks/bench_scale.py --corpus $(CORPUS)
 
 # MMLongBench-Doc's development half (../shared/benchmarks/mmlongbench-dev), in a warehouse of its own
 MMLB ?= $(SHARED)/benchmarks/mmlongbench-dev
@@ -110,8 +109,8 @@ fit-answers: install-dev ## refit interleaf/generate/fitted/answer_ranker.json o
 	$(PYTHON) benchmarks/fit_answer_ranker.py --set $(MMLB_WAREHOUSE)=$(MMLB)/qa_dev.jsonl \
 		--set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev_answers.jsonl --set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev.jsonl
 
-faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; one table
-	$(PYTHON) -m benchmarks.faults --corpus $(CORPUS)
+faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; writes docs/measured/faults.md
+	$(RECORD) faults -- $(PYTHON) -m benchmarks.faults --corpus $(CORPUS)
 
 serve: install ## local Prefect server on loopback + the ingest flow on its cron schedule over the inbox
 	$(PYTHON) -m flows.serve
@@ -119,8 +118,8 @@ serve: install ## local Prefect server on loopback + the ingest flow on its cron
 serve-api: install ## the HTTP API (OpenAI-compatible) and web page over the warehouse, on 127.0.0.1:8080 (HOST=, PORT=)
 	$(IL) serve $(if $(HOST),--host $(HOST),) $(if $(PORT),--port $(PORT),)
 
-load: install ## load test of the server on loopback: 16 clients for 60 s; requests/s, p50/p95/p99, errors, RSS
-	$(PYTHON) benchmarks/load.py --corpus $(CORPUS)
+load: install ## load test of the server on loopback: 16 clients for 60 s; writes docs/measured/load.md
+	$(RECORD) load -- $(PYTHON) benchmarks/load.py --corpus $(CORPUS)
 
 sql: install ## run a read-only query: make sql Q="select * from documents"
 	$(PYTHON) -m interleaf.cli sql "$(Q)"

@@ -38,8 +38,8 @@ from interleaf.config import Settings, load_settings  # noqa: E402
 from interleaf.evaluate.recall import read_qa  # noqa: E402
 from interleaf.expand.protocol import Clause  # noqa: E402
 from interleaf.expand.registry import get_expander  # noqa: E402
-from interleaf.index.config import BM25Config, TextFields  # noqa: E402
 from interleaf.index.registry import get_retriever  # noqa: E402
+from interleaf.index.retriever_config import BM25Config, TextFields  # noqa: E402
 from interleaf.index.stage import corpus_for  # noqa: E402
 from interleaf.parse.stage import ParseOutput, with_structure  # noqa: E402
 from interleaf.retrieve.stage import Question, retrieve  # noqa: E402

@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.bench_parse import BIG, tree_usage  # noqa: E402
 from benchmarks.ray_cluster import LocalCluster, local_cluster  # noqa: E402
 from benchmarks.stopping import exit_on_sigterm, stopped_at_exit  # noqa: E402
-from interleaf.config import Settings, load_settings  # noqa: E402
+from interleaf.config import PAGES, Settings, load_settings  # noqa: E402
 from interleaf.executor import PageLimits  # noqa: E402
 from interleaf.parse.stage import ParseStage, SourceFile  # noqa: E402
 from interleaf.ray_engine import ray_page_map, worker_environment  # noqa: E402
@@ -207,7 +207,7 @@ def parse_on_cluster(
         doc_id = hashlib.sha256(pdf.read_bytes()).hexdigest()
         limits = settings.parse.limits
         page_limits = PageLimits(limits.page_timeout_s, limits.timeout_s, time.monotonic())
-        pages = StopAfter(ray_page_map(settings.executor.pages, None, page_limits), stop_after)
+        pages = StopAfter(ray_page_map(settings.executor.for_stage(PAGES), None, page_limits), stop_after)
         started = time.perf_counter()
         try:
             source = SourceFile(str(pdf), doc_id)

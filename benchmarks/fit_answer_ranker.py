@@ -73,7 +73,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
     qset = read_question_file(questions_path)
     # retrieval only (no answer step): the contexts are stored under the same fingerprints as a full run's
     run = run_queries(warehouse, settings, qset, ["doc"], [Variant("fit")], use_prefect=False)
-    given = run.inputs("retrieve", "fit", "doc")
+    given = run.inputs(("questions", "clauses", "quotes", "quote_texts", "documents"), "fit", "doc")
     contexts = run.table("contexts", "fit", "doc")
     tables = [given["questions"], contexts, given["clauses"], given["quotes"], given["quote_texts"]]
     requests = build_requests(*tables, given["documents"], settings.generate)

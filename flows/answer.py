@@ -19,7 +19,7 @@ from tasks.stage_task import Plan, UnitResult, run_unit
 @task(name="stage", task_run_name="{stage}", cache_policy=NO_CACHE, log_prints=False)
 def stage_task(ctx: RunContext, plan: Plan, stage: str, qset: QuestionSet) -> UnitResult:
     started = time.perf_counter()
-    source = qset if stage == "questions" else None
+    source = qset if stage == plan.entry("question_set").name else None
     try:
         result = run_unit(ctx, plan, stage, qset.qset_id, source=source, path=qset.source)
     except StageError as exc:

@@ -1,4 +1,5 @@
-"""The ingest flow, per document: parse -> describe -> index (one index stage per retriever)."""
+"""The ingest flow, per document: the ingest stages of flows/plans.py, in the levels their
+declarations give (parse -> describe -> one index stage per retriever)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from flows.page_work import PAGE_WORK, page_work_map, unit_progress
+from flows.page_work import page_work_map, unit_progress
 from interleaf import interrupt, progress, ray_engine
 from interleaf.config import Settings
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
 from interleaf.executor import shutdown_pools
-from interleaf.index.stage import IndexStage
 from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import SourceFile
 from interleaf.stage import PageMap
@@ -35,8 +35,9 @@ def stage_task(ctx: RunContext, plan: Plan, stage: str, unit: str, path: str, so
     started = time.perf_counter()
     pages: PageMap = map
     on_saved = None
-    if stage in PAGE_WORK:
-        pages, on_saved = unit_progress(stage, path, source, page_work_map(ctx.settings, stage))
+    if plan.stage(stage).page_work:
+        whole_document = plan.stage(stage) is plan.entry("document")
+        pages, on_saved = unit_progress(stage, path, source, page_work_map(ctx.settings, whole_document))
     try:
         result = run_unit(ctx, plan, stage, unit, source=source, path=path, page_map=pages, on_saved=on_saved)
     except WarehouseWriteError as exc:  # a result, not an exception: Prefect would log a traceback
@@ -80,7 +81,15 @@ def ingest_flow(
     interrupt.arm()  # Prefect's engine put its own SIGTERM handler in place of ours
     results: list[UnitResult] = []
     failures: list[tuple[str, str]] = []
-    index = [s.name for s in plan.stages if isinstance(s, IndexStage)]
+    entry = plan.entry("document")  # made from the file: parse
+    levels = plan.levels()
+    # the page workers serve the levels up to the last one with page work; the levels after it run
+    # once they are gone under a memory budget (interleaf/memory_budget.py: the peaks came from the
+    # index's encoding beside a page worker's OCR)
+    last_page_work = max(
+        (i for i, level in enumerate(levels) if any(plan.stage(s).page_work for s in level)), default=-1
+    )
+    after_page_work = last_page_work + 1 if last_page_work + 1 < len(levels) else None
 
     executor = ctx.settings.executor
     on_ray = executor.kind == "ray"
@@ -90,22 +99,21 @@ def ingest_flow(
         interrupt.on_stop(lambda: ray_engine.cancel(on_cluster))
 
     def submit(stage: str, path: str) -> PrefectFuture:
-        source = SourceFile(path, files[path], (facts or {}).get(path)) if stage == "parse" else None
+        source = SourceFile(path, files[path], (facts or {}).get(path)) if stage == entry.name else None
         submitted[stage, path] = time.perf_counter()
         if not on_ray:
             return stage_task.submit(ctx, plan, stage, files[path], path, source)
-        with ray_engine.remote_options(executor.resources(stage)):
+        with ray_engine.remote_options(executor.for_stage(stage)):
             future = stage_task.submit(ctx, plan, stage, files[path], path, source)
         on_cluster.append(future)
         return future
 
     def reported_here(path: str, result: UnitResult) -> None:
         """On a cluster, the unit ran in a worker: its page count and line are shown from here."""
-        if result.stage == "parse":
+        if result.stage == entry.name:
             progress.advance(result.counts.get("pages", 0))
         progress.unit_done(Path(path).name, result, submitted[result.stage, path])
 
-    levels = [["parse"], ["describe"], index]
     run_chains(
         list(files),
         levels,
@@ -115,9 +123,8 @@ def ingest_flow(
         in_flight=max(IN_FLIGHT, ray_engine.cluster_cpus()) if on_ray else IN_FLIGHT,
         halted=lambda: interrupt.requested() or unwritable(results) is not None,
         # the page workers' models are not held once no document is left to describe (index loads its own)
-        on_level_over=lambda level: shutdown_pools() if levels[level] == ["describe"] else None,
-        # under a memory budget, no index at all beside them (README "Scaling out": what it costs)
-        held_level=levels.index(index) if ctx.settings.parse.memory_budget_mb is not None else None,
+        on_level_over=lambda level: shutdown_pools() if level == last_page_work else None,
+        held_level=after_page_work if ctx.settings.parse.memory_budget_mb is not None else None,
     )
     if interrupt.requested() or unwritable(results):  # the views stay on the last finished ingest
         return results, failures

@@ -59,7 +59,7 @@ def export_mmdocrag(run: QueryRun, scope: str, out: Path, finetune: Path | None)
     from interleaf.evaluate.mmdocrag import item_from_request, write_finetune, write_mmdocrag
     from interleaf.generate.prompting import answer_conversation, answer_prompt
 
-    tables = run.inputs("evaluate", scope=scope)
+    tables = run.inputs(("quotes", "questions"), scope=scope)
     layout = {r["quote_id"]: r["layout_idx"] for r in tables["quotes"].select(["quote_id", "layout_idx"]).to_pylist()}
     questions = {q["question_id"]: q for q in tables["questions"].to_pylist()}
     items = []

@@ -10,27 +10,25 @@ from pathlib import Path
 from typing import Any
 
 from interleaf import progress, ray_engine
-from interleaf.config import Settings
+from interleaf.config import PAGES, Settings
 from interleaf.executor import PageLimits, page_map
 from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import SourceFile
 from interleaf.stage import PageMap
 
-PAGE_WORK = ("parse", "describe")  # the stages whose runs of pages go to the page workers
 
-
-def page_work_map(settings: Settings, stage: str) -> PageMap:
-    """Where a stage's runs of pages go: this machine's page processes, or the Ray cluster. Parse
-    holds the document's time limit (`parse.limits.timeout_s`); both hold the per-page time and the
-    workers' memory cap, as do the reads of whole files before the flow (`stage` "facts",
-    flows/runner.py)."""
+def page_work_map(settings: Settings, whole_document: bool) -> PageMap:
+    """Where a stage's runs of pages go (a stage whose `page_work` says so): this machine's page
+    processes, or the Ray cluster. `whole_document`: the stage made from the file (parse) holds the
+    document's time limit (`parse.limits.timeout_s`); every use holds the per-page time and the
+    workers' memory cap, the reads of whole files before the flow too (flows/runner.py)."""
     limits = settings.parse.limits
-    timeout_s = limits.timeout_s if stage == "parse" else None
+    timeout_s = limits.timeout_s if whole_document else None
     page_limits = PageLimits(
         limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb, settings.parse.memory_budget_mb
     )
     if settings.executor.kind == "ray":
-        return ray_engine.ray_page_map(settings.executor.pages, None, page_limits)
+        return ray_engine.ray_page_map(settings.executor.resources(PAGES), None, page_limits)
     return page_map(settings.parse.workers, None, page_limits)
 
 
@@ -42,7 +40,7 @@ def unit_progress(
     describe's runs of readings as they end (their worker cached each reading). -> the page map to
     run the unit with, and what its checkpoint tells of the rows it holds."""
     told = progress.pages_of(stage, Path(path).name)
-    if stage == "parse":
+    if isinstance(source, SourceFile):  # the stage made from the file: its checkpoint holds its pages
         facts = source.facts if isinstance(source, SourceFile) else None
         total = facts.page_count if isinstance(facts, DocumentFacts) else 0
         return pages, lambda saved: told(saved, total)

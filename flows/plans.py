@@ -68,9 +68,8 @@ def answer_plan(
     read now)."""
     ingest = Plan.of(ingest_stages(settings))
     documents = corpus_units(wh, ingest, state)
-    given = ingest.fingerprints | {"corpus": corpus_digest(ingest, documents)}
-    stages = answer_stages(settings, generate, **options)
-    return Plan(ingest.stages + stages, given | Plan.of(stages, given).fingerprints, documents)
+    corpus = {"corpus": corpus_digest(ingest, documents)}
+    return Plan.of(ingest.stages + answer_stages(settings, generate, **options), corpus, corpus=documents)
 
 
 def query_stages(plan: Plan) -> list[Stage]:

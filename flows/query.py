@@ -8,6 +8,7 @@ ledger records the run as cached.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,12 @@ class QueryRun:
         stage = next(s for s in plan.stages if name in s.outputs)
         return self.warehouse.read_table(name, plan.fingerprints[stage.name], [self.qset.qset_id])
 
-    def inputs(self, stage: str, variant: str = FULL.name, scope: str | None = None) -> LazyTables:
-        """What `stage` reads for this question set under the (variant, scope) configuration."""
+    def inputs(self, tables: Sequence[str], variant: str = FULL.name, scope: str | None = None) -> LazyTables:
+        """`tables` as a query stage reads them for this question set under the (variant, scope)
+        configuration: the set's own rows of a query stage's table, the corpus's of an ingest's."""
         scope = scope or next(s for v, s in self.plans if v == variant)
         plan = self.plans[(variant, scope)]
-        return LazyTables.inputs(self.warehouse, plan, plan.stage(stage), self.qset.qset_id)
+        return LazyTables.as_read_by(self.warehouse, plan, "question_set", self.qset.qset_id, tables)
 
 
 def run_queries(
@@ -101,13 +103,18 @@ def run_queries(
             raise InterleafError(failed[0].reason or f"{failed[0].stage} failed")  # nothing published
     else:
         run.results = [
-            run_unit(ctx, p, s.name, qset.qset_id, source=qset if s.name == "questions" else None, path=qset.source)
+            run_unit(
+                ctx, p, s.name, qset.qset_id, source=qset if s is p.entry("question_set") else None, path=qset.source
+            )
             for p in todo
             for s in query_stages(p)
         ]
     for (variant, scope), plan in plans.items():
         # the full configuration's traces are what the views show; an ablation adds its scores only
-        only = [s.name for s in query_stages(plan)] if variant == FULL.name else ["evaluate"]
+        # (an ablation: the stage that scores, whose outputs the ablation table reads)
+        only = (
+            [s.name for s in query_stages(plan)] if variant == FULL.name else [plan.producers("eval_results")[0].name]
+        )
         group = f"answer:{scope}" if variant == FULL.name else f"eval:{variant}:{scope}"
         publish(ctx, plan, group, only, unit=qset.qset_id)
     run.seconds = time.perf_counter() - started
@@ -167,7 +174,7 @@ def recall_summary(run: QueryRun) -> list[dict[str, object]]:
 
 def explain_tables(run: QueryRun, scope: str, variant: str = FULL.name) -> dict[str, pa.Table]:
     """What `interleaf eval --explain` reads: the run's retrieval outputs and what they were over."""
-    given = run.inputs("retrieve", variant, scope)
+    given = run.inputs(("questions", "documents", "quotes", "quote_texts", "index_texts"), variant, scope)
     over = {t: given[t] for t in ("questions", "documents", "quotes", "quote_texts", "index_texts")}
     return over | {t: run.table(t, variant, scope) for t in ("hits", "asked_clauses", "contexts")}
 
@@ -193,8 +200,8 @@ def stored_question_sets(root: Path) -> list[QuestionSet]:
 
 def stored_answers_of(run: QueryRun, scope: str, variant: str = FULL.name) -> list[StoredAnswer]:
     """The run's stored answers, through the one reader (interleaf/stored_answers.py)."""
-    given = run.inputs("generate", variant, scope)
-    tables = {t: given[t] for t in TABLES if t in given}
+    given = run.inputs([t for t in TABLES if t not in ("answers", "citations")], variant, scope)
+    tables = {t: given[t] for t in given}
     tables |= {t: run.table(t, variant, scope) for t in ("answers", "citations")}
     return read_stored_answers(tables, run.settings[(variant, scope)].generate)
 
@@ -204,7 +211,7 @@ def answer_views(run: QueryRun, scope: str, variant: str = FULL.name) -> list[An
     citations as stored, crops and pages."""
     from interleaf.render import AnswerView, PdfPages
 
-    documents = run.inputs("generate", variant, scope)["documents"]
+    documents = run.inputs(("documents",), variant, scope)["documents"]
     pages = PdfPages({d["doc_id"]: d["path"] for d in documents.select(["doc_id", "path"]).to_pylist()})
     root = run.warehouse.root
     return [
@@ -229,7 +236,7 @@ def answered_of(run: QueryRun, scope: str, variant: str = FULL.name) -> list[Ans
     from interleaf.evaluate.answers import answered_questions
     from interleaf.evaluate.stage import evidence_corpus
 
-    t = run.inputs("evaluate", variant, scope)
+    t = run.inputs(("documents", "quotes", "quote_texts", "questions"), variant, scope)
     names = {d["name"]: d["doc_id"] for d in t["documents"].select(["name", "doc_id"]).to_pylist()}
     corpus = evidence_corpus(t["quotes"], t["quote_texts"])
     return answered_questions(t["questions"].to_pylist(), stored_answers_of(run, scope, variant), corpus, names)

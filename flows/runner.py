@@ -51,6 +51,7 @@ class IngestReport:
     dropped: list[Dropped] = field(default_factory=list)  # published documents this ingest took out of the views
     root: Path | None = None  # the warehouse, and the plan its stages ran: what `kept` reads
     plan: Plan | None = None
+    entry: str = ""  # the stage made from the file (parse): its results count pages and rejects
     pages: dict[str, int] = field(default_factory=dict)  # path -> page count, once read
 
     @property
@@ -73,19 +74,19 @@ class IngestReport:
 
     @property
     def pages_parsed(self) -> int:
-        return sum(r.counts.get("pages", 0) for r in self.of("parse"))
+        return sum(r.counts.get("pages", 0) for r in self.of(self.entry))
 
     def print(self, console: Console) -> None:
         rate = self.pages_parsed / self.seconds if self.seconds else 0.0
         n = len(set(self.files.values()))
         console.print(
             f"run {self.run_id}: {n} documents — "
-            f"{self.count('parse', 'ok')} parsed, {self.count('parse', 'cached')} unchanged, "
-            f"{self.count('parse', 'rejected')} rejected, {len(self.failed)} failed; "
-            f"{self.pages_parsed} pages parsed, {sum(r.counts.get('quotes', 0) for r in self.of('parse'))} quotes, "
+            f"{self.count(self.entry, 'ok')} parsed, {self.count(self.entry, 'cached')} unchanged, "
+            f"{self.count(self.entry, 'rejected')} rejected, {len(self.failed)} failed; "
+            f"{self.pages_parsed} pages parsed, {sum(r.counts.get('quotes', 0) for r in self.of(self.entry))} quotes, "
             f"{self.seconds:.1f}s ({rate:.1f} pages/s)"
         )
-        stages = sorted({r.stage for r in self.results} - {"parse"})
+        stages = sorted({r.stage for r in self.results} - {self.entry})
         if stages:
             console.print(
                 "  "
@@ -102,7 +103,7 @@ class IngestReport:
         for warning in self.warnings:
             console.print(styled_line("warning:", "yellow", warning))
         paths = {d: p for p, d in self.files.items()}
-        rejected = [r for r in self.of("parse") if r.status == "rejected"]
+        rejected = [r for r in self.of(self.entry) if r.status == "rejected"]
         if rejected or self.failed:
             table = Table("file", "outcome", "reason")
             for r in rejected:
@@ -129,7 +130,7 @@ def _facts(paths: list[str], settings: Settings) -> dict[str, DocumentFacts | Do
                 to_read.append(path)
         except OSError as exc:
             out[path] = DocumentError(path, f"cannot read the file: {exc}")
-    page_map = page_work_map(settings, "facts") if settings.executor.kind == "local" else map
+    page_map = page_work_map(settings, whole_document=False) if settings.executor.kind == "local" else map
     return out | dict(zip(to_read, facts_of(to_read, page_map), strict=True))
 
 
@@ -151,7 +152,7 @@ def _reject_unopenable(
             started = time.perf_counter()
             # parse records the reason: the one `facts` holds, or the page limit over the count in it
             source = SourceFile(path, doc_id, facts[path])
-            result = run_unit(ctx, plan, "parse", doc_id, source=source, path=path)
+            result = run_unit(ctx, plan, plan.entry("document").name, doc_id, source=source, path=path)
             results.append(progress.unit_done(Path(path).name, result, started))
             done.add(doc_id)
     return results
@@ -168,14 +169,17 @@ def run_ingest(
     wh.remove_stale_temporaries()
     close_dead_runs(wh)
     plan = Plan.of(ingest_stages(settings))
+    if settings.executor.kind == "ray":
+        settings.executor.check_resources(plan.names())
+    entry = plan.entry("document")
     ctx = RunContext(new_run_id(), "ingest", str(wh.root), settings, stages_from(plan, force_from))
     files = {path: sha256_file(Path(path)) for path in discover_documents(paths)}
     doc_ids = sorted(set(files.values()))
-    report = IngestReport(ctx.run_id, files, root=wh.root, plan=plan)
+    report = IngestReport(ctx.run_id, files, root=wh.root, plan=plan, entry=entry.name)
     set_aside_damaged(wh, plan, doc_ids)  # before anything opens the views over them
     report.dropped = documents_to_drop(wh, files, paths, sync)
     change = DocumentChange(frozenset(doc_ids), frozenset(d.doc_id for d in report.dropped))
-    todo_parse = pending(ctx, plan, plan.stage("parse"), doc_ids)
+    todo_parse = pending(ctx, plan, entry, doc_ids)
     facts = _facts([p for p, d in files.items() if d in set(todo_parse)], settings)
     rejected = _reject_unopenable(ctx, plan, files, todo_parse, facts)
     gone = {r.unit for r in rejected}
@@ -189,7 +193,7 @@ def run_ingest(
             record_unchanged(ctx, plan, docs_left)
         _refresh_catalog(wh, report)
         _store_index(wh, settings, report)
-        report.results = rejected + [UnitResult("parse", d, "cached") for d in docs_left]
+        report.results = rejected + [UnitResult(entry.name, d, "cached") for d in docs_left]
         return _finish(report, wh, plan, started)
 
     facts |= _facts([p for p in files_left if p not in facts], settings)
@@ -232,7 +236,7 @@ def run_ingest(
 
 
 def _finish(report: IngestReport, wh: Warehouse, plan: Plan, started: float) -> IngestReport:
-    parse = plan.stage("parse")
+    parse = plan.entry("document")
     fingerprint = plan.fingerprints[parse.name]
     report.unusable = [d for d in sorted(set(report.files.values())) if not is_committed(wh, parse, fingerprint, d)]
     report.seconds = time.perf_counter() - started
@@ -265,18 +269,21 @@ def stages_from(plan: Plan, stage: str | None) -> frozenset[str]:
     if stage is None:
         return frozenset()
     names = plan.names()
-    if stage == "index":  # every retriever's index stage
-        return frozenset(n for n in names if n.startswith("index:"))
+    if family := [n for n in names if n.partition(":")[0] == stage and n != stage]:  # `index`: every retriever's
+        return frozenset(family)
     if stage not in names:
         raise InterleafError(f"unknown stage {stage!r}; the ingest flow's stages are {', '.join(names)}")
     return frozenset(names[names.index(stage) :])
 
 
-def stored_document_paths(root: Path) -> list[str]:
-    """Every document the warehouse knows under the current parse fingerprint, by its path."""
+def stored_document_paths(root: Path, settings: Settings) -> list[str]:
+    """Every document the views show, or whose file the stage made from it rejected, by its path."""
+    from flows.plans import ingest_stages
+
+    entry = Plan.of(ingest_stages(settings)).entry("document").name
     _, rows = query(
         Warehouse(root),
-        "SELECT path FROM documents UNION SELECT path FROM rejects WHERE stage = 'parse' AND quote_id IS NULL "
-        "AND path IS NOT NULL ORDER BY 1",
+        "SELECT path FROM documents UNION SELECT path FROM rejects WHERE stage = "
+        f"'{entry}' AND quote_id IS NULL AND path IS NOT NULL ORDER BY 1",
     )
     return [r[0] for r in rows if Path(r[0]).exists()]

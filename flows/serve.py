@@ -69,9 +69,9 @@ def main() -> None:
             # the warehouse follows the inbox: a file taken out of it leaves the views
             report = run_ingest(Path(warehouse), settings, [inbox], force_from=None, sync=True)
             return {
-                "parsed": report.count("parse", "ok"),
-                "unchanged": report.count("parse", "cached"),
-                "rejected": report.count("parse", "rejected"),
+                "parsed": report.count(report.entry, "ok"),
+                "unchanged": report.count(report.entry, "cached"),
+                "rejected": report.count(report.entry, "rejected"),
                 "dropped": len(report.dropped),
             }
 

@@ -17,7 +17,8 @@ from warehouse import Warehouse
 
 def pages_saved(wh: Warehouse, plan: Plan, doc_id: str) -> int:
     """The pages of `doc_id` its parse checkpoint holds (saved by a run that did not commit it)."""
-    return UnitCheckpoint(wh, plan.fingerprints["parse"], doc_id).stored_rows(PAGE_RESULTS)
+    entry = plan.entry("document").name  # the stage made from the file keeps the checkpoint
+    return UnitCheckpoint(wh, plan.fingerprints[entry], doc_id).stored_rows(PAGE_RESULTS)
 
 
 def _pages(n: int) -> str:
@@ -48,7 +49,7 @@ def kept(wh: Warehouse, plan: Plan, files: dict[str, str], pages: dict[str, int]
     stage committed (or parse rejected: nothing of them is run again), and for each one begun and
     not ended what it keeps: its stages committed, or the pages its parse saved (where its rerun
     resumes)."""
-    parse = plan.fingerprints["parse"]
+    parse = plan.fingerprints[plan.entry("document").name]
     names = {doc_id: path for path, doc_id in files.items()}
     whole, partial = 0, []
     for doc_id, path in names.items():

@@ -62,14 +62,15 @@ def rerun(
     from flows.plans import answer_stages, ingest_stages
     from flows.runner import run_ingest, stored_document_paths
 
-    ingest_names = {s.name for s in ingest_stages(state.settings)} | {"index"}
+    ingest_names = {s.name for s in ingest_stages(state.settings)}
+    ingest_names |= {n.partition(":")[0] for n in ingest_names}  # `index`: every retriever's index stage
     answer_names = [s.name for s in answer_stages(state.settings)]
     if from_ not in ingest_names and from_ not in answer_names:
         known = ", ".join([*sorted(ingest_names), *answer_names])
         raise fail(InterleafError(f"unknown stage {from_!r}; the stages are {known}"))
     try:
         if from_ in ingest_names:
-            targets = paths or stored_document_paths(state.warehouse)
+            targets = paths or stored_document_paths(state.warehouse, state.settings)
             report = run_ingest(state.warehouse, state.settings, targets, force_from=from_)
             if interrupt.requested():
                 interrupt.stopped(report.kept())

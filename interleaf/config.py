@@ -1,4 +1,5 @@
-"""Typed settings: pydantic models hold the shape, YAML in configs/ holds the values."""
+"""Typed settings: pydantic models hold the shape and the defaults (configs/default.yaml is written
+from them by interleaf/config_reference.py); a YAML file and `--set` give the values."""
 
 from __future__ import annotations
 
@@ -40,29 +41,45 @@ class StageResources(Strict):
     num_gpus: float = Field(0.0, ge=0)
 
 
+PAGES = "pages"  # the resources key of each run of pages a stage sends to the page workers
+
+
 class ExecutorConfig(Strict):
     """Where the ingest's units run: `local` (this machine: threads, and parse.workers page
     processes) or `ray` (a Ray cluster, through prefect-ray; interleaf/ray_engine.py)."""
 
     kind: Literal["local", "ray"] = "local"
     address: str | None = None  # ray: null starts a cluster for the command; "auto"; "host:port"; "ray://host:10001"
-    parse: StageResources = StageResources()  # a document's parse unit (its whole-document work)
-    pages: StageResources = StageResources()  # each run of parse.pages_per_chunk pages of a parse
-    describe: StageResources = StageResources()
-    index: StageResources = StageResources()
+    # ray: what one unit takes of a worker, by stage name (`describe`), by a family of stages
+    # (`index` for every `index:<retriever>`), or `pages` for each run of pages; others take 1 CPU
+    resources: dict[str, StageResources] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _ray_options_on_ray(self) -> ExecutorConfig:
         if self.kind == "local":
             set_here = [name for name in self.model_fields_set if name != "kind"]
-            changed = [name for name in set_here if getattr(self, name) != type(self).model_fields[name].default]
+            changed = [
+                name
+                for name in set_here
+                if getattr(self, name) != type(self).model_fields[name].get_default(call_default_factory=True)
+            ]
             if changed:
                 raise ValueError(f"{', '.join(sorted(changed))}: read by kind 'ray' only, and kind is 'local'")
         return self
 
-    def resources(self, stage: str) -> StageResources:
-        """A stage's resources by its name (the index stages are `index:<retriever>`)."""
-        return getattr(self, stage.partition(":")[0])
+    def for_stage(self, stage: str) -> StageResources:
+        """A unit's resources: by its stage's name, else by the stage's family (`index:bm25` ->
+        `index`), else one CPU."""
+        return self.resources.get(stage) or self.resources.get(stage.partition(":")[0]) or StageResources()
+
+    def check_resources(self, stages: list[str]) -> None:
+        """Refuse a `resources` key that names no stage of the flow (a typo would ask for nothing)."""
+        known = {PAGES, *stages, *(s.partition(":")[0] for s in stages)}
+        if unknown := sorted(set(self.resources) - known):
+            raise ConfigError(
+                f"executor.resources: {', '.join(unknown)} names no stage of the ingest; "
+                f"it has {', '.join(sorted(known))}"
+            )
 
 
 class Settings(Strict):

@@ -7,7 +7,7 @@ environment: the address of this run's Prefect server (a worker that found none 
 own, on the same database file), this run's Prefect settings, and the path Interleaf is imported
 from (a worker imports the submitting command's code, when that path exists on its node). The
 warehouse is a path every worker writes to: on a cluster of several machines, a shared
-filesystem mounted at the same path on each (README "Scaling out").
+filesystem mounted at the same path on each.
 
 At a stop (interleaf/interrupt.py), the units still on the cluster are cancelled after the grace
 period, the flow ends, and `ray.shutdown` stops a head this command started (the raylet first, which
@@ -64,12 +64,10 @@ def worker_environment() -> dict[str, str]:
 
 
 # Ray stops a node's idle worker processes beyond its soft limit (by default one per CPU) after 1 s.
-# A unit waiting on its runs of pages releases its CPU, and a second process runs the runs, so each
-# document's parse and describe started fresh processes that imported Interleaf and loaded their
-# models again: 19 of them for docs/ on 2 nodes of 1 CPU. Two per CPU keeps both: 6 processes,
-# and that ingest took 187 s instead of 207 s; the bench's docs/ + scale/ took 632 s instead of 712 s.
-# The cost is memory, since each process keeps the models of what it ran: the bench's peak PSS went
-# from 4.8 to 6.4 GB (README "Scaling out").
+# A unit waiting on its runs of pages releases its CPU, and a second process runs the runs, so with
+# one per CPU each document's parse and describe started fresh processes that imported Interleaf and
+# loaded their models again. Two per CPU keeps both. The cost is memory, since each process keeps
+# the models of what it ran (`make bench`'s Ray line gives the cluster's peak).
 WORKERS_PER_CPU = 2
 
 

@@ -126,6 +126,7 @@ class StageOutput:
 class Stage(Protocol):
     name: str  # parse, describe, index:<retriever>, expand, retrieve, generate, evaluate
     unit: Unit
+    page_work: bool  # its runs of pages go to the page workers (this machine's, or the Ray cluster's)
     inputs: tuple[str, ...]  # tables read
     outputs: tuple[str, ...]  # tables written; the LAST one commits the unit (written last)
     upstream: tuple[str, ...]  # stages whose fingerprints this one's covers

@@ -26,6 +26,7 @@ from interleaf import interrupt, progress
 from interleaf.errors import CorruptPartError, DocumentError, InterleafError, StageError, WarehouseWriteError
 from interleaf.heap import return_freed_memory
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
+from tasks import plan_order
 from tasks.context import RunContext
 from tasks.units import corpus_units, documents_after, eligible, is_done, unit_rejected_part
 from warehouse import Warehouse, schemas
@@ -56,9 +57,31 @@ class Plan:
         self.corpus = tuple(corpus) if corpus is not None else None
 
     @classmethod
-    def of(cls, stages: Sequence[Stage], given: dict[str, str] | None = None, root: Path = SOURCE_ROOT) -> Plan:
-        """`root`: where the stages' source is hashed from (a copy of the tree, in tests)."""
-        return cls(list(stages), chain_fingerprints(stages, given, root))
+    def of(
+        cls,
+        stages: Sequence[Stage],
+        given: dict[str, str] | None = None,
+        root: Path = SOURCE_ROOT,
+        corpus: Sequence[str] | None = None,
+    ) -> Plan:
+        """The stages in the order their declarations give (tasks/plan_order.py), checked: an input
+        no stage writes or a cycle is a PlanError naming the stage. `given`: fingerprints of
+        upstreams from outside the flow; `root`: where the stages' source is hashed from (a copy of
+        the tree, in tests)."""
+        placed = plan_order.ordered(stages, given or {})
+        return cls(placed, chain_fingerprints(placed, given, root), corpus)
+
+    def levels(self) -> list[list[str]]:
+        """The stages' names by level: a document runs a level's stages side by side."""
+        return plan_order.levels(self.stages, self.fingerprints)
+
+    def entry(self, unit: str) -> Stage:
+        """The stage a unit of `unit` is made from (it reads no table: parse takes the file, questions
+        the question set)."""
+        for s in self.stages:
+            if s.unit == unit and not s.inputs:
+                return s
+        raise KeyError(f"no stage of this flow makes a {unit} from its source: {self.names()}")
 
     def stage(self, name: str) -> Stage:
         for s in self.stages:
@@ -74,18 +97,24 @@ class Plan:
 
 
 def read_input(wh: Warehouse, plan: Plan, stage: Stage, unit: str, table: str) -> pa.Table:
-    """One input from its producers: the unit's own part when producer and stage share a unit
-    kind, else every unit the producer committed (a query stage reads the whole corpus)."""
+    """One input of `stage` for `unit`, from its producers (`read_as`)."""
+    return read_as(wh, plan, stage.unit, unit, table, stage.name)
+
+
+def read_as(wh: Warehouse, plan: Plan, unit_kind: str, unit: str, table: str, reader: str) -> pa.Table:
+    """`table` as a stage of `unit_kind` reads it for `unit`: the unit's own part when the producer
+    makes units of that kind, else every unit the producer committed (a query stage reads the whole
+    corpus). `reader`: who asks, for the error when no stage writes it."""
     producers = plan.producers(table)
     if not producers:
-        raise ValueError(f"stage {stage.name}: no stage of this flow writes its input {table!r}")
+        raise ValueError(f"{reader}: no stage of this flow writes {table!r}")
     parts = []
     corpus: Sequence[str] = []
-    if any(p.unit != stage.unit for p in producers):
+    if any(p.unit != unit_kind for p in producers):
         corpus = plan.corpus if plan.corpus is not None else corpus_units(wh, plan)
     for producer in producers:
         fp = plan.fingerprints[producer.name]
-        units = [unit] if producer.unit == stage.unit else corpus
+        units = [unit] if producer.unit == unit_kind else corpus
         parts.append(wh.read_table(table, fp, units))
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
@@ -101,6 +130,12 @@ class LazyTables(Mapping[str, pa.Table]):
     @classmethod
     def inputs(cls, wh: Warehouse, plan: Plan, stage: Stage, unit: str) -> LazyTables:
         return cls(stage.inputs, lambda table: read_input(wh, plan, stage, unit, table), stage.name)
+
+    @classmethod
+    def as_read_by(cls, wh: Warehouse, plan: Plan, unit_kind: str, unit: str, tables: Sequence[str]) -> LazyTables:
+        """`tables` as a stage of `unit_kind` would read them for `unit` (a stored run read back)."""
+        reader = f"a {unit_kind} reader"
+        return cls(tables, lambda table: read_as(wh, plan, unit_kind, unit, table, reader), reader)
 
     @classmethod
     def previous(cls, wh: Warehouse, stage: Stage, fingerprint: str, unit: str) -> LazyTables:

@@ -60,12 +60,13 @@ class CliResult:
     seconds: float
 
 
-def run_cli(warehouse: Path, *args: str, timeout: float = 1200, check: bool = True) -> CliResult:
+def run_cli(warehouse: Path, *args: str, timeout: float = 1200, check: bool = True, code: Path = REPO) -> CliResult:
+    """`interleaf ARGS` over `warehouse`, importing Interleaf from `code` (a copy of the tree)."""
     env = cli_env(warehouse)
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "interleaf.cli", *args],
-        cwd=REPO,
+        cwd=code,
         env=env,
         capture_output=True,
         text=True,

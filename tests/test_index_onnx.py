@@ -18,11 +18,11 @@ import pymupdf
 import pytest
 
 from interleaf.index.bert_graph import build_bert_graph
-from interleaf.index.config import DenseConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.dense import TransformersEncoder, resolve_model
 from interleaf.index.onnx_encoder import OnnxEncoder, OnnxEncoderError, quantized
 from interleaf.index.registry import get_retriever
+from interleaf.index.retriever_config import DenseConfig
 from tests.tiny_models import build_sentence_bert
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from interleaf.index.config import BM25Config, IndexConfig, VisualConfig
+from interleaf.index.config import IndexConfig
 from interleaf.index.corpus import QuoteCorpus
 from interleaf.index.registry import get_retriever
+from interleaf.index.retriever_config import BM25Config, VisualConfig
 from interleaf.index.stage import corpus_for
 from interleaf.index.visual import NOT_INDEXED
 from tests.conftest import IngestedWarehouse, view_tables

@@ -12,6 +12,8 @@ import pytest
 
 from benchmarks.ray_cluster import local_cluster
 from tests.conftest import IngestedWarehouse, run_cli, view_tables
+from tests.declared import add_kind_count_stage, source_copy
+from tests.test_declared_stages import DOC, kind_counts_match_quotes
 
 pytest.importorskip("ray", reason="Ray is the .[ray] extra (make install-dev)")
 
@@ -67,3 +69,28 @@ def test_docs_ingested_on_a_ray_cluster_give_the_local_rows(
     (ledger,) = view_tables(root, "runs")
     workers = set(ledger.filter(pc.equal(ledger["status"], "ok"))["pid"].to_pylist())
     assert len(workers) >= 2, workers
+
+
+@pytest.mark.slow
+def test_a_toy_ingest_stage_runs_on_the_cluster_with_the_resources_its_name_asks(
+    cluster: str, corpus: Path, tmp_path: Path
+) -> None:
+    """The stage tests/test_declared_stages.py adds, on Ray: its units run on the cluster with what
+    `executor.resources.<its name>` asks, its table in the views; a key naming no stage is refused."""
+    code = source_copy(tmp_path / "code")
+    add_kind_count_stage(code)
+    root = tmp_path / "warehouse"
+    on_ray = ("--set", "executor.kind=ray", "--set", f"executor.address={cluster}")
+    doc = str(corpus / "docs" / DOC)
+    typo = run_cli(
+        root, *on_ray, "--set", "executor.resources.kind_cont.num_cpus=0.5", "ingest", doc, code=code, check=False
+    )
+    assert typo.returncode != 0 and "kind_cont names no stage" in typo.stderr and "kind_count" in typo.stderr, (
+        typo.stderr
+    )
+    run = run_cli(root, *on_ray, "--set", "executor.resources.kind_count.num_cpus=0.5", "ingest", doc, code=code)
+    assert "kind_count: 1 ran" in run.stdout, run.stdout + run.stderr
+    kind_counts_match_quotes(root, code)
+    (ledger,) = view_tables(root, "runs")
+    workers = set(ledger.filter(pc.equal(ledger["status"], "ok"))["pid"].to_pylist())
+    assert len(workers) >= 2, workers  # the local engine runs every unit in the command's one process

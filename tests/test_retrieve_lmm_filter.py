@@ -22,8 +22,9 @@ import pytest
 from interleaf.errors import StageError
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
-from interleaf.index.config import BM25Config, IndexConfig
+from interleaf.index.config import IndexConfig
 from interleaf.index.registry import get_retriever
+from interleaf.index.retriever_config import BM25Config
 from interleaf.index.stage import corpus_for
 from interleaf.prompts import load_prompt
 from interleaf.retrieve.config import FilterOpenAIConfig, LMMFilterConfig, RetrieveConfig

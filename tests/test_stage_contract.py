@@ -27,9 +27,9 @@ def tree(tmp_path: Path) -> Path:
 
 def fingerprints(root: Path, overrides: list[str] | None = None) -> dict[str, str]:
     settings = load_settings(overrides=overrides)
-    ingest = Plan.of(ingest_stages(settings), root=root)
-    given = ingest.fingerprints | {"corpus": "a fixed corpus"}
-    return given | Plan.of(answer_stages(settings), given, root=root).fingerprints
+    return Plan.of(
+        [*ingest_stages(settings), *answer_stages(settings)], {"corpus": "a fixed corpus"}, root=root
+    ).fingerprints
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Shape of the describe stage's configuration; values live in configs/*.yaml."""
+"""Shape of the describe stage's configuration and its defaults (configs/default.yaml is written from them)."""
 
 from __future__ import annotations
 

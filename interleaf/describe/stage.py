@@ -174,6 +174,7 @@ class DescribeStage:
 
     name = STAGE
     unit = "document"
+    page_work = True  # its runs of pages go to the page workers (flows/page_work.py)
     inputs = ("documents", "pages", "quotes")
     outputs = ("quote_texts",)
     upstream = ("parse",)

@@ -47,6 +47,7 @@ class MMDocRAGAnswerStage:
 
     name = "mmdocrag_generate"
     unit = "question_set"
+    page_work = False
     inputs: tuple[str, ...] = ()
     outputs = ("citations", "answers")
     upstream: tuple[str, ...] = ()

@@ -88,6 +88,7 @@ class EvaluateStage:
 
     name = STAGE
     unit = "question_set"
+    page_work = False
     inputs: tuple[str, ...] = ("questions", "contexts", "documents", "quotes", "quote_texts")
     outputs: tuple[str, ...] = ("eval_evidence", "eval_results")
     upstream: tuple[str, ...] = ("retrieve",)

@@ -20,6 +20,7 @@ STAGE = "expand"
 class ExpandStage:
     name = STAGE
     unit = "question_set"
+    page_work = False
     inputs = ("questions",)
     outputs = ("clauses",)
     upstream = ("questions",)

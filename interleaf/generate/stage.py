@@ -104,6 +104,7 @@ class GenerateStage:
 
     name = STAGE
     unit = "question_set"
+    page_work = False
     inputs = ("questions", "contexts", "clauses", "documents", "quotes", "quote_texts")
     outputs = ("citations", "answers")
     upstream = ("retrieve",)

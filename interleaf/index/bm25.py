@@ -11,9 +11,9 @@ import bm25s
 import numpy as np
 import pyarrow as pa
 
-from interleaf.index.config import BM25Config
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.protocol import Encoded
+from interleaf.index.retriever_config import BM25Config
 from interleaf.text.tokens import tokenize
 from warehouse import schemas
 
@@ -42,6 +42,7 @@ def stemmed(text: str) -> list[str]:
 class BM25Retriever:
     kind = "bm25"
     table = "index_texts"
+    lexical = True  # no shared term scores 0
 
     def __init__(self, spec: BM25Config) -> None:
         self.spec = spec

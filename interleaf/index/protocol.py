@@ -20,8 +20,13 @@ class Encoded(NamedTuple):
 
 class Retriever(Protocol):
     name: str
-    kind: str  # bm25, dense, visual
-    table: str  # the warehouse table its index rows go to
+    kind: str  # its key in interleaf/index/registry.py
+    table: str  # the warehouse table its index rows go to (every retriever also writes index_texts)
+    lexical: bool  # a score of 0 means no term matched: retrieval keeps no such hit
+
+    def __init__(self, spec: Any) -> None:
+        """From its `index.retrievers` item; loads no model (the stage and the snapshot build it)."""
+        ...
 
     def fingerprint_config(self) -> dict[str, Any]: ...
 

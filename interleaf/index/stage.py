@@ -8,25 +8,16 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf.heap import return_freed_memory
-from interleaf.index.config import IndexConfig, RetrieverConfig
+from interleaf.index.config import IndexConfig
 from interleaf.index.corpus import QuoteCorpus, build_corpus
 from interleaf.index.protocol import Retriever
-from interleaf.index.registry import get_retriever
+from interleaf.index.registry import RetrieverConfig, get_retriever, retriever_class
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import INDEX_MODULES
 from interleaf.versions import package_versions
 from warehouse import schemas
 
 STAGE = "index"
-
-# What each retriever kind runs beyond the source: the releases of its engines.
-ENGINES = {
-    "bm25": ("bm25s", "snowballstemmer"),
-    "onnx": ("onnxruntime",),
-    "sentence-transformers": ("sentence-transformers", "transformers", "torch"),
-    "flagembedding": ("FlagEmbedding", "transformers", "torch"),
-    "transformers": ("transformers", "torch"),
-}
 
 
 def corpus_for(
@@ -54,6 +45,7 @@ class IndexStage:
     output instead of being encoded again."""
 
     unit = "document"
+    page_work = False
     inputs = ("documents", "quotes", "quote_texts")
     upstream = ("parse", "describe")
     sources = ("interleaf.index", "interleaf.text", "interleaf.kinds", *INDEX_MODULES, "interleaf.evidence")
@@ -66,7 +58,7 @@ class IndexStage:
         process held 142 MB less once it was let go after the 619-page manual (probe, one process)."""
         self.spec, self.index_config, self.hold_model = spec, config, hold_model
         self.name = f"{STAGE}:{spec.name}"
-        self.outputs = ("index_texts",) if spec.kind == "bm25" else ("index_texts", "quote_embeddings")
+        self.outputs = tuple(dict.fromkeys(("index_texts", retriever_class(spec.kind).table)))
         self._retriever: Retriever | None = None
 
     @property
@@ -82,8 +74,7 @@ class IndexStage:
         return []
 
     def version(self) -> dict[str, str]:
-        engine = self.spec.kind if self.spec.kind == "bm25" else getattr(self.spec, "backend", "")
-        return package_versions(ENGINES.get(engine, ()))
+        return package_versions(self.spec.engines())
 
     def run(self, given: StageInput) -> StageOutput:
         output = self._index(self.retriever, given)
@@ -97,8 +88,8 @@ class IndexStage:
         corpus = corpus_for(self.spec, self.index_config, tables["quotes"], tables["documents"], tables["quote_texts"])
         out = {"index_texts": index_texts_rows(retriever, corpus)}
         encoded = corpus_size = len(retriever.applies_to(corpus))
-        if "quote_embeddings" in self.outputs:
-            out["quote_embeddings"], encoded = retriever.encode(
-                corpus, given.previous.get("quote_embeddings"), str(given.root)
+        if retriever.table not in out:  # rows of its own beside what it matched against (vectors)
+            out[retriever.table], encoded = retriever.encode(
+                corpus, given.previous.get(retriever.table), str(given.root)
             )
         return StageOutput(out, counts={"quotes": corpus_size, "encoded": encoded})

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from interleaf.index.config import VisualConfig
 from interleaf.index.corpus import QuoteCorpus
 from interleaf.index.dense import encode_rows, matrix_for, resolve_model
 from interleaf.index.protocol import Encoded
+from interleaf.index.retriever_config import VisualConfig
 from interleaf.kinds import modality_of
 
 NOT_INDEXED = -1e9  # text quotes: a visual retriever has nothing to say about them
@@ -75,6 +75,7 @@ class _ClipLike:
 class VisualRetriever:
     kind = "visual"
     table = "quote_embeddings"
+    lexical = False
 
     def __init__(self, spec: VisualConfig) -> None:
         self.spec = spec

@@ -1,4 +1,4 @@
-"""Shape of the parse stage's configuration; values live in configs/*.yaml."""
+"""Shape of the parse stage's configuration and its defaults (configs/default.yaml is written from them)."""
 
 from __future__ import annotations
 

@@ -222,6 +222,7 @@ class ParseStage:
 
     name = STAGE
     unit = "document"
+    page_work = True  # its runs of pages go to the page workers (flows/page_work.py)
     inputs: tuple[str, ...] = ()
     outputs = ("pages", "quotes", "sections", "documents")  # `documents` last: it commits the others
     upstream: tuple[str, ...] = ()

@@ -133,6 +133,7 @@ class QuestionsStage:
 
     name = STAGE
     unit = "question_set"
+    page_work = False
     inputs: tuple[str, ...] = ()
     outputs = ("questions",)
     upstream: tuple[str, ...] = ()

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from interleaf.index.config import IndexConfig
 from interleaf.index.corpus import QuoteCorpus, build_corpus
 from interleaf.index.protocol import Retriever
-from interleaf.index.registry import get_retriever
+from interleaf.index.registry import get_retriever, retriever_class
 from interleaf.structure.scopes import QuoteScopes
 from warehouse import schemas
 
@@ -69,7 +69,7 @@ def rows_of_retrievers(config: IndexConfig, tables: Mapping[str, pa.Table]) -> d
     configured retrievers write are read: a flow of BM25 retrievers alone has no embeddings)."""
     out = {}
     for spec in config.retrievers:
-        table = tables[get_retriever(spec).table]
+        table = tables[retriever_class(spec.kind).table]
         out[spec.name] = table.filter(pc.equal(table.column("retriever"), spec.name))
     return out
 

@@ -20,10 +20,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import mmap
 import os
 import pickle
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 
@@ -55,19 +57,38 @@ def load(wh: Warehouse, key: str) -> LoadedIndex | None:
     """The index stored under `key`, or None (none stored, or one found damaged and set aside)."""
     path = path_of(wh, key)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    head = len(MAGIC) + 65
-    digest = hashlib.sha256(memoryview(data)[head:]).hexdigest().encode()
-    if not data.startswith(MAGIC) or data[len(MAGIC) : head - 1] != digest:
+        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            index = _checked(data)
+    except (FileNotFoundError, ValueError):  # none stored; an empty file (mmap refuses it)
+        index = None
+        if not path.exists():
+            return None
+    if index is None:
         with contextlib.suppress(OSError):
             wh.set_aside(path)
         return None
-    index = _unpickled(memoryview(data)[head:])
     with contextlib.suppress(OSError):
         os.utime(path)  # the most recently used are the ones kept
-    return index if isinstance(index, LoadedIndex) else None
+    return index
+
+
+def _checked(data: mmap.mmap) -> LoadedIndex | None:
+    """The index `data` holds, or None when its digest does not match (damaged). Read from the
+    mapped file: the page cache's bytes are not copied once more before unpickling."""
+    head = len(MAGIC) + 65
+    body = memoryview(data)[head:]
+    # the digest is checked beside the unpickling, in a thread (hashlib lets go of the GIL over a
+    # large buffer): on two cores the check costs no time, and what a damaged body unpickled to is
+    # dropped before anyone sees it
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(lambda: hashlib.sha256(body).hexdigest().encode())
+        try:
+            index = _unpickled(body) if data[: len(MAGIC)] == MAGIC else None
+        except Exception:  # damaged bytes unpickle into errors of any kind: the digest decides
+            index = None
+        sound = data[len(MAGIC) : head - 1] == digest.result()
+    body.release()  # the map closes only once no view of it is left
+    return index if sound and isinstance(index, LoadedIndex) else None
 
 
 def save(wh: Warehouse, key: str, index: LoadedIndex) -> Path:

@@ -22,6 +22,7 @@ from interleaf.expand.protocol import Clause
 from interleaf.expand.stage import clauses_by_question
 from interleaf.fingerprint import canonical_json
 from interleaf.index.config import IndexConfig
+from interleaf.index.registry import retriever_class
 from interleaf.prompts import load_prompt
 from interleaf.retrieve import snapshot
 from interleaf.retrieve.config import RetrieveConfig
@@ -81,7 +82,7 @@ def _search(
         scored = retriever.scores(distinct) if distinct else np.zeros((0, len(index.corpus)))
         row_of = dict(zip(distinct, scored, strict=True))
         scores = [row_of[texts[i]] for i in asked]
-        lexical = retriever.kind == "bm25"
+        lexical = retriever.lexical
         per_query: dict[int, list[tuple[int, float]]] = {}
         for i, row in zip(asked, scores, strict=True):
             mask = masks[i]
@@ -244,16 +245,9 @@ class RetrieveStage:
 
     name = STAGE
     unit = "question_set"
-    inputs = (
-        "questions",
-        "clauses",
-        "documents",
-        "quotes",
-        "sections",
-        "quote_texts",
-        "index_texts",
-        "quote_embeddings",
-    )
+    page_work = False
+    # and the tables its retrievers' rows are in (index_texts, quote_embeddings: `Retriever.table`)
+    inputs: tuple[str, ...] = ("questions", "clauses", "documents", "quotes", "sections", "quote_texts")
     outputs = ("hits", "asked_clauses", "image_verdicts", "contexts")
     sources = (
         "interleaf.retrieve",
@@ -279,6 +273,8 @@ class RetrieveStage:
         self.settings, self.index_config, self.expand_config = config, index_config, expand_config
         self.indexes = indexes if indexes is not None else IndexHolder()
         index_stages = tuple(f"index:{r.name}" for r in index_config.retrievers)
+        tables = ("index_texts", *(retriever_class(r.kind).table for r in index_config.retrievers))
+        self.inputs = tuple(dict.fromkeys((*RetrieveStage.inputs, *tables)))
         self.upstream = ("questions", "expand", "parse", "describe", *index_stages, "corpus")
 
     def config(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ class RapidOcrConfig(Strict):
     # own sizing, which scales the short side up to 736 px however long that makes the other);
     # recognition still reads each line from the full-resolution image. The detector's activations
     # grow with its input, ~150-250 MB a megapixel, and they set a page worker's peak.
-    # benchmarks/bench_ocr.py (README "Scaling out"), 6 lines a batch, RapidOCR's sizing -> 1280:
+    # benchmarks/bench_ocr.py (`make bench`), 6 lines a batch, RapidOCR's sizing -> 1280:
     # word recall against the text layer of 40 crops 0.921 -> 0.939, OCR CPU 180 -> 153 s, largest
     # read +926 -> +895 MB; with 1 line a batch, 1024 instead of 1280 kept 90% of the words 1280
     # reads on 52 raster crops (every dev-set needle still read) for 11% less CPU.
@@ -30,7 +30,7 @@ class RapidOcrConfig(Strict):
     # unchecked). "all", RapidOCR's own default, misfires on the corpus's screen captures: on 12
     # raster figures of the IRS manual, 8 read differently, and the words only it read were flipped
     # fragments ("O--1n", "T") where unchecked lines read "ENROLLMENT", "EIN:nn-nnnnnnn". "off":
-    # none. benchmarks/bench_ocr.py (README "Scaling out") gives all three. Parse's OCR of whole
+    # none. benchmarks/bench_ocr.py (`make bench`) gives all three. Parse's OCR of whole
     # pages checks every line: a page may be scanned upside down (interleaf/parse/layout/parser.py).
     textline_orientation: Literal["vertical", "all", "off"] = "vertical"
 

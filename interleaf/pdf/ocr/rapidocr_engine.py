@@ -66,7 +66,7 @@ def _lean_sessions(blocked_layout: bool) -> Iterator[None]:
     - ORT_ENABLE_ALL, RapidOCR's level, adds the layout optimizations on top of ORT_ENABLE_EXTENDED:
       blocked-channel (NCHWc) copies of the activations. The detector goes without them: on the
       corpus's 6 scanned pages (two runs), the same texts, the largest page read +600-603 ->
-      +529-578 MB; benchmarks/bench_ocr.py (README "Scaling out"), the same word P/R and needles, the
+      +529-578 MB; benchmarks/bench_ocr.py (`make bench`), the same word P/R and needles, the
       largest read +558 -> +377 MB, for 8% more OCR CPU (141 -> 152 s). The recognizer keeps them:
       its input is one line 48 px high, whose copies are small, and without them it took 17% more CPU
       (14 raster figures of the IRS manual, 1,005 lines: 48.0 -> 58.1 s, the same texts)."""
