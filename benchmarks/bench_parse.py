@@ -21,9 +21,9 @@ import pymupdf
 
 from interleaf.config import load_settings
 from interleaf.errors import DocumentError
-from interleaf.executor import page_map
 from interleaf.parse.registry import get_parser
 from interleaf.pdf.words import text_layer_usable, text_layer_words
+from interleaf.runtime.executor import page_map
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

@@ -37,11 +37,11 @@ from benchmarks.bench_parse import BIG, tree_usage  # noqa: E402
 from benchmarks.ray_cluster import LocalCluster, local_cluster  # noqa: E402
 from benchmarks.stopping import exit_on_sigterm, stopped_at_exit  # noqa: E402
 from interleaf.config import PAGES, Settings, load_settings  # noqa: E402
-from interleaf.executor import PageLimits  # noqa: E402
 from interleaf.parse.stage import ParseStage, SourceFile  # noqa: E402
-from interleaf.ray_engine import ray_page_map, worker_environment  # noqa: E402
-from tasks.context import RunContext, new_run_id  # noqa: E402
-from tasks.stage_task import Plan, UnitResult, run_unit  # noqa: E402
+from interleaf.runtime.executor import PageLimits  # noqa: E402
+from interleaf.runtime.ray_engine import ray_page_map, worker_environment  # noqa: E402
+from pipeline.context import RunContext, new_run_id  # noqa: E402
+from pipeline.stage_task import Plan, UnitResult, run_unit  # noqa: E402
 from warehouse import Warehouse  # noqa: E402
 from warehouse.catalog import connect  # noqa: E402
 

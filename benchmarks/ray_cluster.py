@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.stopping import signals_held
-from interleaf.ray_engine import node_environment
+from interleaf.runtime.ray_engine import node_environment
 
 RAY = str(Path(sys.executable).with_name("ray"))
 START_S = 120.0  # a node's first start on a loaded 2-core machine took up to ~40 s

@@ -33,10 +33,10 @@ sys.path.insert(0, str(REPO))
 
 import psutil  # noqa: E402
 
-from benchmarks.prefect_home import cli_env, share_server  # noqa: E402
-from benchmarks.scratch import scratch_folder  # noqa: E402
 from benchmarks.stopping import exit_on_sigterm  # noqa: E402
-from interleaf.prefect_server import LOGS  # noqa: E402
+from interleaf.runtime.prefect_server import LOGS  # noqa: E402
+from tests.support.prefect_home import cli_env, share_server  # noqa: E402
+from tests.support.scratch import scratch_folder  # noqa: E402
 
 DOCS = ["figures-example.pdf", "reliance-overview.pdf", "cyber-leadership-brief.pdf"]  # the tests'
 EXIT_CODE = 130

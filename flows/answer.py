@@ -9,11 +9,11 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.plans import query_stages
-from interleaf import interrupt, progress
 from interleaf.errors import InterleafError, StageError
 from interleaf.questions.stage import QuestionSet
-from tasks.context import RunContext
-from tasks.stage_task import Plan, UnitResult, run_unit
+from interleaf.runtime import interrupt, progress
+from pipeline.context import RunContext
+from pipeline.stage_task import Plan, UnitResult, run_unit
 
 
 @task(name="stage", task_run_name="{stage}", cache_policy=NO_CACHE, log_prints=False)

@@ -13,17 +13,17 @@ from prefect.futures import PrefectFuture
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from flows.page_work import page_work_map, unit_progress
-from interleaf import interrupt, progress, ray_engine
 from interleaf.config import Settings
 from interleaf.errors import InterleafError, StageError, WarehouseWriteError
-from interleaf.executor import shutdown_pools
 from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import SourceFile
+from interleaf.runtime import interrupt, progress, ray_engine
+from interleaf.runtime.executor import shutdown_pools
 from interleaf.stage import PageMap
-from tasks.chains import run_chains
-from tasks.context import RunContext
-from tasks.follow import DocumentChange
-from tasks.stage_task import Plan, UnitResult, publish, run_unit
+from pipeline.chains import run_chains
+from pipeline.context import RunContext
+from pipeline.follow import DocumentChange
+from pipeline.stage_task import Plan, UnitResult, publish, run_unit
 from warehouse.store import INGEST_GROUP
 
 GROUP = INGEST_GROUP
@@ -72,7 +72,7 @@ def ingest_flow(
 ) -> tuple[list[UnitResult], list[tuple[str, str]]]:
     """`files`: path -> doc_id. Every stage of every document runs; done ones return `cached`.
     Each document's chain (parse -> describe -> its index stages side by side) goes on as soon as
-    its own previous stage ended, with no barrier between documents (tasks/chains.py).
+    its own previous stage ended, with no barrier between documents (pipeline/chains.py).
     -> the results, and (path, error) of each document a stage failed on (the batch goes on).
     `change`: the documents the published set gains and loses when this ingest publishes.
     `facts`: path -> what parse reads of the whole file, read before the flow (flows/runner.py).
@@ -84,7 +84,7 @@ def ingest_flow(
     entry = plan.entry("document")  # made from the file: parse
     levels = plan.levels()
     # the page workers serve the levels up to the last one with page work; the levels after it run
-    # once they are gone under a memory budget (interleaf/memory_budget.py: the peaks came from the
+    # once they are gone under a memory budget (interleaf/runtime/memory_budget.py: the peaks came from the
     # index's encoding beside a page worker's OCR)
     last_page_work = max(
         (i for i, level in enumerate(levels) if any(plan.stage(s).page_work for s in level)), default=-1

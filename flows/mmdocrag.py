@@ -18,8 +18,8 @@ from interleaf.config import Settings
 from interleaf.evaluate.mmdocrag import LineReject, read_mmdocrag
 from interleaf.evaluate.mmdocrag_stage import MMDocRAGAnswerStage, MMDocRAGEvaluateStage, mmdocrag_unit
 from interleaf.generate.protocol import AnswerRequest
-from tasks.context import RunContext, new_run_id
-from tasks.stage_task import Plan, UnitResult, publish, run_unit
+from pipeline.context import RunContext, new_run_id
+from pipeline.stage_task import Plan, UnitResult, publish, run_unit
 from warehouse import Warehouse
 
 

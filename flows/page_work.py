@@ -9,11 +9,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from interleaf import progress, ray_engine
 from interleaf.config import PAGES, Settings
-from interleaf.executor import PageLimits, page_map
 from interleaf.parse.facts import DocumentFacts
 from interleaf.parse.stage import SourceFile
+from interleaf.runtime import progress, ray_engine
+from interleaf.runtime.executor import PageLimits, page_map
 from interleaf.stage import PageMap
 
 
@@ -35,7 +35,7 @@ def page_work_map(settings: Settings, whole_document: bool) -> PageMap:
 def unit_progress(
     stage: str, path: str, source: object, pages: PageMap
 ) -> tuple[PageMap, Callable[[int], None] | None]:
-    """A unit of page work's progress (interleaf/progress.py), told from where its pages are done:
+    """A unit of page work's progress (interleaf/runtime/progress.py), told from where its pages are done:
     parse's checkpoint as it saves each run of pages (what a stop keeps, and a rerun skips), and
     describe's runs of readings as they end (their worker cached each reading). -> the page map to
     run the unit with, and what its checkpoint tells of the rows it holds."""

@@ -20,8 +20,8 @@ from interleaf.questions.stage import QuestionsStage
 from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex
 from interleaf.retrieve.stage import RetrieveStage
 from interleaf.stage import Stage, StageInput
-from tasks.stage_task import LazyTables, Plan
-from tasks.units import corpus_digest, corpus_units
+from pipeline.stage_task import LazyTables, Plan
+from pipeline.units import corpus_digest, corpus_units
 from warehouse import Warehouse
 from warehouse.store import StageState
 

@@ -20,15 +20,15 @@ from interleaf.config import Settings
 from interleaf.errors import InterleafError
 from interleaf.evaluate.ablation import FULL, Variant
 from interleaf.evaluate.answers import Answered
-from interleaf.prefect_server import ensure_prefect_api
 from interleaf.questions.stage import QuestionSet
 from interleaf.render import AnswerView
 from interleaf.retrieve.loaded_index import IndexHolder
+from interleaf.runtime.prefect_server import ensure_prefect_api
 from interleaf.scope import DocumentCatalog, scoped_question_set
 from interleaf.stored_answers import TABLES, StoredAnswer, read_stored_answers
-from tasks.context import RunContext, new_run_id
-from tasks.stage_task import LazyTables, Plan, UnitResult, publish, record_unchanged, run_unit
-from tasks.units import corpus_units, is_done, published_documents
+from pipeline.context import RunContext, new_run_id
+from pipeline.stage_task import LazyTables, Plan, UnitResult, publish, record_unchanged, run_unit
+from pipeline.units import corpus_units, is_done, published_documents
 from warehouse import Warehouse
 
 

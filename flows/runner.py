@@ -18,20 +18,20 @@ from rich.console import Console
 from rich.table import Table
 
 from flows import stored_work
-from interleaf import interrupt, progress
-from interleaf.cli_output import styled_line
+from interleaf.cli.output import styled_line
 from interleaf.config import Settings
 from interleaf.errors import CatalogError, DocumentError, InterleafError
 from interleaf.fingerprint import sha256_file
 from interleaf.parse.config import LimitsConfig
 from interleaf.parse.facts import DocumentFacts, facts_of
 from interleaf.parse.stage import SourceFile, over_limits
-from interleaf.prefect_server import ensure_prefect_api
-from tasks.context import RunContext, new_run_id
-from tasks.discover import discover_documents
-from tasks.follow import DocumentChange, Dropped, documents_to_drop
-from tasks.stage_task import Plan, UnitResult, publish, record_unchanged, run_unit
-from tasks.units import is_committed, pending, published_documents, set_aside_damaged
+from interleaf.runtime import interrupt, progress
+from interleaf.runtime.prefect_server import ensure_prefect_api
+from pipeline.context import RunContext, new_run_id
+from pipeline.discover import discover_documents
+from pipeline.follow import DocumentChange, Dropped, documents_to_drop
+from pipeline.stage_task import Plan, UnitResult, publish, record_unchanged, run_unit
+from pipeline.units import is_committed, pending, published_documents, set_aside_damaged
 from warehouse import Warehouse
 from warehouse.catalog import query, write_catalog_file
 from warehouse.ledger import close_dead_runs
@@ -161,7 +161,7 @@ def _reject_unopenable(
 def run_ingest(
     root: Path, settings: Settings, paths: list[str], force_from: str | None, sync: bool = False
 ) -> IngestReport:
-    """`sync`: documents whose file is gone from `paths` leave the views (tasks/follow.py)."""
+    """`sync`: documents whose file is gone from `paths` leave the views (pipeline/follow.py)."""
     from flows.plans import ingest_stages
 
     started = time.perf_counter()

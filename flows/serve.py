@@ -3,7 +3,7 @@ the inbox folder (both from `serve:` in config). Each scheduled run ingests new 
 files only: unchanged ones are recognised by their SHA-256 and skipped; a file removed from the
 inbox leaves the views (`ingest --sync`).
 
-The server is started as a command's temporary one is (interleaf/prefect_server.py): in a session of
+The server is started as a command's temporary one is (interleaf/runtime/prefect_server.py): in a session of
 its own, out of reach of a terminal's Ctrl-C, which this process takes: it stops the flow's runner
 first (the runner pauses its schedule through the server), then the server, in the order that lets
 its database pool close. The server's output goes to a log in the Prefect home, its errors copied
@@ -20,7 +20,7 @@ from types import FrameType
 
 from interleaf.config import load_settings
 from interleaf.errors import InterleafError
-from interleaf.prefect_server import PrefectServer, use_api
+from interleaf.runtime.prefect_server import PrefectServer, use_api
 from warehouse.store import resolve_root
 
 START_S = 90.0

@@ -2,7 +2,7 @@
 the flow and Prefect's server start (seconds), and what an interrupted run keeps.
 
 Both read what is on disk, not what the command counted: a parse saves its pages run by run in its
-checkpoint (tasks/stage_task.py), and those are the pages a rerun does not parse again.
+checkpoint (pipeline/stage_task.py), and those are the pages a rerun does not parse again.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from interleaf.parse.resume import TABLE as PAGE_RESULTS
-from tasks.stage_task import Plan, UnitCheckpoint
-from tasks.units import is_committed, unit_rejected_part
+from pipeline.stage_task import Plan, UnitCheckpoint
+from pipeline.units import is_committed, unit_rejected_part
 from warehouse import Warehouse
 
 

@@ -46,7 +46,7 @@ PAGES = "pages"  # the resources key of each run of pages a stage sends to the p
 
 class ExecutorConfig(Strict):
     """Where the ingest's units run: `local` (this machine: threads, and parse.workers page
-    processes) or `ray` (a Ray cluster, through prefect-ray; interleaf/ray_engine.py)."""
+    processes) or `ray` (a Ray cluster, through prefect-ray; interleaf/runtime/ray_engine.py)."""
 
     kind: Literal["local", "ray"] = "local"
     address: str | None = None  # ray: null starts a cluster for the command; "auto"; "host:port"; "ray://host:10001"

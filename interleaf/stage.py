@@ -5,7 +5,7 @@ for ingest stages, a question set for query stages), the warehouse tables it rea
 (schemas in warehouse/schemas.py), the stages it depends on, the source it runs (its own package
 and the shared ones it uses), the prompts it renders and the version of what it runs (model id,
 engine version). Its `run` turns the input tables of one unit into output tables; the one
-generic wrapper in tasks/stage_task.py does every read, write, cache check, ledger row, reject
+generic wrapper in pipeline/stage_task.py does every read, write, cache check, ledger row, reject
 and retry around it.
 
 The fingerprint covers all of that, so an edit invalidates exactly what it changes: editing a file
@@ -43,7 +43,7 @@ class Lost:
 
 # Where a stage spreads its page-level work (parse's runs of pages, describe's readings):
 # `map(fn, items)`, in order. Plain `map` runs inline; the ingest passes a process pool's map or
-# the Ray cluster's (interleaf/executor.py, interleaf/ray_engine.py), which may yield `Lost`.
+# the Ray cluster's (interleaf/runtime/executor.py, interleaf/runtime/ray_engine.py), which may yield `Lost`.
 PageMap = Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from benchmarks.prefect_home import cli_env, share_server
-from benchmarks.scratch import scratch_folder
 from benchmarks.stopping import stop
 from interleaf.built_models import CACHE_VARIABLE
+from tests.support.prefect_home import cli_env, share_server
+from tests.support.scratch import scratch_folder
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("INTERLEAF_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
@@ -35,7 +35,7 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    # the session's commands share one Prefect server (benchmarks/prefect_home.py says why)
+    # the session's commands share one Prefect server (tests/support/prefect_home.py says why)
     share_server()
     # and the models derived from the shipped ones (interleaf/built_models.py): built once for the
     # session, not written to the user's cache (a test builds tiny models in folders of its own)
@@ -178,7 +178,7 @@ def corpus_warehouse(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> 
 @pytest.fixture
 def fresh_pools() -> Iterator[None]:
     """Page-worker pools started by the test itself, and gone after it."""
-    from interleaf.executor import shutdown_pools
+    from interleaf.runtime.executor import shutdown_pools
 
     shutdown_pools()
     yield

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import IngestedWarehouse, run_cli, sql_rows
-from tests.openai_server import OpenAIServer, Seen, running
+from tests.support.openai_server import OpenAIServer, Seen, running
 
 QUERY_STAGES = {"questions", "expand", "retrieve", "generate", "evaluate"}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import IngestedWarehouse, run_cli, sql_rows
-from tests.serve_server import copy_warehouse, serving
+from tests.support.serve_server import copy_warehouse, serving
 from warehouse import Warehouse
 from warehouse.gc import find_garbage
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchmarks.prefect_home import cli_env
+from tests.support.prefect_home import cli_env
 
 REPO = Path(__file__).resolve().parent.parent
 # a bench's shape: SIGTERM made an exit, and an ingest run under stopped_at_exit until it ends; its
@@ -152,7 +152,7 @@ def test_a_fault_harness_stopped_by_ctrl_c_stops_the_commands_it_spawned(tmp_pat
 # in a session of its own, is still coming up
 SHARING = """
 import signal
-from benchmarks.prefect_home import share_server
+from tests.support.prefect_home import share_server
 signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C's handler, as in a terminal (see CLEANUP)
 share_server()
 """
@@ -184,7 +184,7 @@ def test_a_session_stopped_while_its_shared_prefect_server_starts_takes_the_serv
 # and a session that ends while it runs: a selection of a few tests, or pytest stopped by a signal
 SESSION = """
 import sys
-from benchmarks.prefect_home import adopt_shared_server
+from tests.support.prefect_home import adopt_shared_server
 from tests.conftest import _start_corpus_ingest
 adopt_shared_server()  # this session's server, as the controller's ingest uses its own session's
 _start_corpus_ingest()

@@ -125,7 +125,7 @@ def test_global_options_are_taken_after_the_command_too(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert second.is_file() and not first.exists()
 
-    done = interleaf(env, "gc", "--dry-run", "--warehouse", str(after))  # a command of cli_warehouse.py
+    done = interleaf(env, "gc", "--dry-run", "--warehouse", str(after))  # a command of interleaf/cli/maintenance.py
     assert done.returncode == 0 and done.stdout.startswith("gc: would free"), done.stderr
     assert not env.exists()
     for option, value, says in [
@@ -139,7 +139,7 @@ def test_global_options_are_taken_after_the_command_too(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().startswith("error: --warehouse given before `sql`"), done.stderr
 
-    # every command takes them, eval's and export's (cli_eval.py) and serve's included, and lists them
+    # every command takes them, eval's and export's (interleaf/cli/evaluation.py) and serve's included, and lists them
     group = get_command(app)
     for name, command in group.commands.items():  # type: ignore[attr-defined]
         names = {p.name for p in command.params}

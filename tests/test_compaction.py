@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.prefect_home import cli_env
 from tests.conftest import REPO, IngestedWarehouse, run_cli
+from tests.support.prefect_home import cli_env
 from warehouse import Warehouse, packs, schemas
 from warehouse.catalog import connect
 

@@ -15,12 +15,12 @@ import pytest
 from benchmarks.faults.fuzz_specials import deep_nesting, page_tree_loop
 from interleaf.config import load_settings
 from interleaf.errors import DocumentError
-from interleaf.executor import PageLimits, page_map, shutdown_pools
 from interleaf.parse.chunks import ChunkJob, run_jobs
 from interleaf.parse.protocol import PageResult, ParsedPage, ParsedQuote
 from interleaf.parse.stage import ParseStage, SourceFile
-from tasks.context import RunContext, new_run_id
-from tasks.stage_task import Plan, run_unit
+from interleaf.runtime.executor import PageLimits, page_map, shutdown_pools
+from pipeline.context import RunContext, new_run_id
+from pipeline.stage_task import Plan, run_unit
 from warehouse import Warehouse
 
 

@@ -1,7 +1,7 @@
 """Flows built from what stages declare: a toy ingest stage added as the README says (a package,
 its table's schema, one line of the stage list) runs in the ingest and its table is a view; a toy
 retriever kind added as one file and one registry line is indexed and searched. Both in a copy of
-the tree (tests/declared.py); the toy stage on Ray is in tests/test_ray_engine.py."""
+the tree (tests/support/declared.py); the toy stage on Ray is in tests/test_ray_engine.py."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.plan_order import PlanError, levels, ordered
+from pipeline.plan_order import PlanError, levels, ordered
 from tests.conftest import run_cli
-from tests.declared import add_kind_count_stage, add_word_count_retriever, source_copy
+from tests.support.declared import add_kind_count_stage, add_word_count_retriever, source_copy
 
 DOC = "corrosion-plot-table.pdf"
 

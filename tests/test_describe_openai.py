@@ -1,4 +1,4 @@
-"""The OpenAI-compatible describer against a real HTTP server on loopback (tests/chat_server.py) that
+"""The OpenAI-compatible describer against a real HTTP server on loopback (tests/support/chat_server.py) that
 checks each request as the Chat Completions API defines it and answers in its response shape."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from interleaf.describe.config import OpenAIConfig
 from interleaf.describe.openai_describer import OpenAIDescriber
 from interleaf.describe.protocol import DescribeRequest
 from interleaf.prompts import load_prompt
-from tests.chat_server import ChatServer, running
+from tests.support.chat_server import ChatServer, running
 
 
 @pytest.fixture

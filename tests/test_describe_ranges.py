@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from interleaf import interrupt
 from interleaf.describe.config import DescribeConfig
 from interleaf.describe.stage import DescribeStage, DictCache
-from interleaf.executor import PageLimits, page_map
 from interleaf.kinds import CROPPED_KINDS
+from interleaf.runtime import interrupt
+from interleaf.runtime.executor import PageLimits, page_map
 from interleaf.stage import Lost, PageMap, StageInput
 from tests.conftest import IngestedWarehouse, view_tables
 

@@ -1,6 +1,6 @@
 """`interleaf eval --qa` judges the answers themselves (qa_dev_answers.jsonl's `must_include` and
 `answerable`), the same way for any generator: the offline composer, and a model behind an
-OpenAI-compatible server (tests/openai_server.py) that abstains on the question the document does
+OpenAI-compatible server (tests/support/openai_server.py) that abstains on the question the document does
 not answer. On a warehouse holding the one-page corrosion paper of the shared corpus, with three of
 the file's questions about it: two answerable (a006, a009) and one not (a029, 12 g is not in the table)."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, sql_rows
-from tests.openai_server import OpenAIServer, Seen, running
+from tests.support.openai_server import OpenAIServer, Seen, running
 
 ASKED = ("a006", "a009", "a029")
 ANSWER_METRICS = (

@@ -14,7 +14,7 @@ from interleaf.config import load_settings
 from interleaf.evaluate.mmdocrag import read_mmdocrag
 from interleaf.stage import SOURCE_ROOT
 from interleaf.stored_answers import stored_answers
-from tasks.stage_task import Plan
+from pipeline.stage_task import Plan
 from warehouse import Warehouse
 from warehouse.catalog import query
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.prefect_home import cli_env
 from interleaf.fingerprint import sha256_file
 from tests.conftest import REPO, run_cli, sql_rows
+from tests.support.prefect_home import cli_env
 
 BACKUS = "backus-1977-page.pdf"
 CORROSION = "corrosion-plot-table.pdf"

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible generator against a real HTTP server on loopback (tests/openai_server.py) that
+"""The OpenAI-compatible generator against a real HTTP server on loopback (tests/support/openai_server.py) that
 checks every request as the Chat Completions API defines it, on contexts cut from a real paper of the
 corpus: MMDocRAG's message layout in text and multimodal mode, streaming, thinking, retries, failures,
 the two-step and knowledge-extraction strategies, the ChatModel interface, and reasoning stripping."""
@@ -22,7 +22,7 @@ from interleaf.generate.registry import get_chat_model, get_generator
 from interleaf.generate.stage import answer_row
 from interleaf.prompts import load_prompt
 from interleaf.vlm.openai_chat import ServerUnreachableError
-from tests.openai_server import IMAGE_TOKENS, OpenAIServer, Reply, Seen, pieces, running, words
+from tests.support.openai_server import IMAGE_TOKENS, OpenAIServer, Reply, Seen, pieces, running, words
 
 QUESTION = (
     "Which table of the MAVIS paper compares entailment models for verifying groundedness, "

@@ -1,4 +1,4 @@
-"""interleaf.heap: what a long-lived process hands back after a unit of work."""
+"""interleaf.runtime.heap: what a long-lived process hands back after a unit of work."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 ARROW_HELD = """
 import numpy as np
 import pyarrow as pa
-from interleaf.heap import return_freed_memory
+from interleaf.runtime.heap import return_freed_memory
 
 
 def rss_mb() -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from interleaf.executor import PageLimits, page_map, process_pool
+from interleaf.runtime.executor import PageLimits, page_map, process_pool
 from interleaf.stage import Lost
 
 
@@ -52,7 +52,7 @@ def forkserver_pid(_: object) -> int:
 def test_the_forkserver_goes_with_the_last_pool() -> None:
     """It holds what it preloaded for the next worker (135 MB measured beside an index): once the
     pools are shut, nothing is left to fork, and the next pool starts a new one."""
-    from interleaf.executor import shutdown_pools
+    from interleaf.runtime.executor import shutdown_pools
 
     [server] = set(page_map(2, limits=PageLimits(item_timeout_s=60))(forkserver_pid, [1, 2]))
     assert _alive(server)

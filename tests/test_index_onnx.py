@@ -141,7 +141,7 @@ def test_default_dense_retriever_encodes_without_torch() -> None:
 ARENA_HELD = """
 import sys
 import pymupdf
-from interleaf.heap import return_freed_memory
+from interleaf.runtime.heap import return_freed_memory
 from interleaf.index import onnx_encoder
 from interleaf.index.bert_graph import build_bert_graph
 from interleaf.index.dense import resolve_model
@@ -188,7 +188,7 @@ LOAD_PEAK = """
 import hashlib
 import sys
 import onnxruntime as ort
-from interleaf.heap import return_freed_memory
+from interleaf.runtime.heap import return_freed_memory
 from interleaf.index import onnx_encoder
 from interleaf.index.bert_graph import build_bert_graph
 from interleaf.index.dense import resolve_model

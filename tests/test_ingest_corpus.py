@@ -178,7 +178,7 @@ def test_second_ingest_parses_nothing_and_is_fast(corpus_warehouse: IngestedWare
 def test_no_barrier_a_document_is_described_while_another_is_still_parsed(
     corpus_warehouse: IngestedWarehouse,
 ) -> None:
-    """tasks/chains.py: each document's describe starts when its own parse ends. With a barrier
+    """pipeline/chains.py: each document's describe starts when its own parse ends. With a barrier
     (every parse first), no describe could start before the last parse ended; docs/ holds a
     76-page guide that parses long after the one-page documents beside it."""
     run_id = corpus_warehouse.first.stdout.split()[1].rstrip(":")

@@ -18,10 +18,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchmarks.prefect_home import cli_env
-from interleaf import interrupt
-from interleaf.prefect_server import LOGS, TEMPORARY, ServerLog
+from interleaf.runtime import interrupt
+from interleaf.runtime.prefect_server import LOGS, TEMPORARY, ServerLog
 from tests.conftest import REPO, IngestedWarehouse, run_cli, sql_rows
+from tests.support.prefect_home import cli_env
 from tests.test_rerun import _spawn_ingest, contents
 
 DOCS = ["figures-example.pdf", "reliance-overview.pdf", "cyber-leadership-brief.pdf"]
@@ -138,7 +138,7 @@ def test_kill_9_takes_its_children_and_the_next_start_closes_its_rows(tmp_path: 
 # ends (the server is stopped at the exit).
 _START_ASK_AND_END = """
 import os, httpx, psutil
-from interleaf.prefect_server import ensure_prefect_api
+from interleaf.runtime.prefect_server import ensure_prefect_api
 ensure_prefect_api()
 (server,) = [p for p in psutil.Process().children() if "uvicorn" in p.cmdline()]
 print(server.pid, *(os.readlink(f"/proc/{server.pid}/fd/{fd}") for fd in (1, 2)))

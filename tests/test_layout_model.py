@@ -12,13 +12,13 @@ import psutil
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from interleaf import memory_budget
-from interleaf.heap import return_freed_memory
-from interleaf.memory_budget import MemoryBudget
 from interleaf.parse.layout.hard_swish import with_hard_swish
 from interleaf.parse.layout.model import MODEL_INPUT, MODEL_TYPE, TablePreprocess, layout_engine
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import render_bgr_sized
+from interleaf.runtime import memory_budget
+from interleaf.runtime.heap import return_freed_memory
+from interleaf.runtime.memory_budget import MemoryBudget
 from tests.conftest import CORPUS
 
 # pages with text, a table, figures and a caption: MAVIS's chart page, the layout-parser table page,

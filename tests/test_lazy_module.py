@@ -1,4 +1,4 @@
-"""interleaf/lazy_module.py and interleaf/pdf/mupdf.py: the command's process imports PyMuPDF and
+"""interleaf/runtime/lazy_module.py and interleaf/pdf/mupdf.py: the command's process imports PyMuPDF and
 OpenCV only if it reads a page itself, which an ingest on `local` never does."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-from benchmarks.prefect_home import cli_env
-from interleaf.lazy_module import OnFirstUse
+from interleaf.runtime.lazy_module import OnFirstUse
 from tests.conftest import REPO
+from tests.support.prefect_home import cli_env
 
 # Runs the CLI in this script's process, then says which of the two modules that process imported,
 # and Prefect's server modules, which a command whose Prefect API is named needs no more than one
-# that starts a temporary server (interleaf/prefect_server.py).
+# that starts a temporary server (interleaf/runtime/prefect_server.py).
 _INGEST_AND_REPORT = """
 import atexit, sys
 unwanted = ("pymupdf", "cv2", "prefect.server.api.server")

@@ -12,9 +12,9 @@ import numpy as np
 import pymupdf
 import pytest
 
-from interleaf.executor import PageLimits, page_map
 from interleaf.parse.chunks import ChunkJob, run_jobs
 from interleaf.parse.protocol import PageResult, ParsedPage
+from interleaf.runtime.executor import PageLimits, page_map
 from interleaf.stage import Lost
 from tests.conftest import run_cli, sql_rows
 

@@ -1,5 +1,5 @@
 """parse.memory_budget_mb: the page workers' OCR detections take turns when the command's processes
-are near the budget, and run side by side when they are not (interleaf/memory_budget.py)."""
+are near the budget, and run side by side when they are not (interleaf/runtime/memory_budget.py)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ import pyarrow.compute as pc
 import pymupdf
 import pytest
 
-from interleaf import memory_budget
 from interleaf.config import load_settings
 from interleaf.errors import ConfigError
-from interleaf.executor import PageLimits, page_map
-from interleaf.memory_budget import MemoryBudget, tree_pss_mb
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.rapidocr_engine import RapidOcrEngine
 from interleaf.pdf.render import render_bgr
+from interleaf.runtime import memory_budget
+from interleaf.runtime.executor import PageLimits, page_map
+from interleaf.runtime.memory_budget import MemoryBudget, tree_pss_mb
 from tests.conftest import IngestedWarehouse, run_cli, sql_rows, view_tables
 
 HOLD_S = 0.5
@@ -196,7 +196,7 @@ BUDGETED_DOCS = ("dpr-emnlp2020.pdf", "figures-example.pdf", "corrosion-plot-tab
 def test_under_a_budget_the_index_waits_for_the_page_work_and_stores_the_same_quotes(
     tmp_path: Path, corpus: Path, corpus_warehouse: IngestedWarehouse
 ) -> None:
-    """tasks/chains.py's held level: under a budget no document is indexed while any is still parsed
+    """pipeline/chains.py's held level: under a budget no document is indexed while any is still parsed
     or described (the page workers are let go first). Without it the three short documents, begun
     beside the 13-page paper, would be indexed while the paper is still read."""
     root = tmp_path / "warehouse"

@@ -11,7 +11,7 @@ from dataclasses import replace
 from interleaf.evaluate.metrics import ByModality, aggregate, cited_from_answer, score_questions
 from interleaf.evaluate.metrics.citation_sets import mmdocrag_labels, repaired_labels, without_thinking
 from interleaf.evaluate.metrics.records import invalid_citation_id
-from tests.metrics_records import quote, record
+from tests.support.metrics_records import quote, record
 
 
 def test_grouped_citations_count_only_when_repaired() -> None:

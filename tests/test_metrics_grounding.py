@@ -7,7 +7,7 @@ import pytest
 
 from interleaf.evaluate.metrics import ByModality, QuestionRecord, aggregate, score_questions
 from interleaf.evaluate.metrics.grounding import short_answer_number_recall
-from tests.metrics_records import quote, record
+from tests.support.metrics_records import quote, record
 
 
 def test_short_answer_number_recall() -> None:

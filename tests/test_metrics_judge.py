@@ -15,8 +15,8 @@ from interleaf.evaluate.metrics.judge import parse_label, parse_rating, parse_sc
 from interleaf.evaluate.metrics.mavis import SUPPORT, parse_facts
 from interleaf.generate.config import GenerateConfig, GenerateOpenAIConfig, GenerateTransformersConfig
 from interleaf.generate.registry import get_chat_model
-from tests.metrics_records import quote, record
-from tests.openai_server import OpenAIServer, Seen, running
+from tests.support.metrics_records import quote, record
+from tests.support.openai_server import OpenAIServer, Seen, running
 
 CRITERIA = ("fluency", "citation_quality", "text_image_coherence", "reasoning_logic", "factuality")
 

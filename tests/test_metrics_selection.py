@@ -7,7 +7,7 @@ import pytest
 from interleaf.evaluate.metrics import ByModality, QuestionRecord, aggregate, cited_from_answer, score_questions
 from interleaf.evaluate.metrics.records import invalid_citation_id
 from interleaf.evaluate.metrics.selection import prf
-from tests.metrics_records import quote
+from tests.support.metrics_records import quote
 
 
 def bare(question_id: str, gold: ByModality, cited: ByModality) -> QuestionRecord:

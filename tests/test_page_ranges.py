@@ -16,8 +16,8 @@ from interleaf.parse.chunks import ChunkJob
 from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
 from interleaf.parse.resume import TABLE, from_rows, to_rows
 from interleaf.parse.stage import ParseStage, SourceFile
-from tasks.context import RunContext, new_run_id
-from tasks.stage_task import Plan, UnitResult, run_unit
+from pipeline.context import RunContext, new_run_id
+from pipeline.stage_task import Plan, UnitResult, run_unit
 from warehouse import Warehouse
 
 DOC = "docs/reliance-overview.pdf"  # 3 pages, a figure on each: runs of one page (parse.pages_per_chunk=1)

@@ -4,7 +4,7 @@ around it; a heading, a legend or a label holding an operator is not (issue 51).
 from __future__ import annotations
 
 from tests.conftest import CORPUS
-from tests.structure_pages import parse_pages, quote_with
+from tests.support.structure_pages import parse_pages, quote_with
 
 DEV = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs"
 

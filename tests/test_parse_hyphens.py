@@ -7,7 +7,7 @@ import duckdb
 import pyarrow as pa
 
 from tests.conftest import CORPUS
-from tests.structure_pages import parse_pages, quote_with
+from tests.support.structure_pages import parse_pages, quote_with
 from warehouse import schemas
 
 MAVIS = CORPUS / "docs" / "mavis-aaai2026.pdf"

@@ -10,7 +10,7 @@ from typing import Any
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.words import text_layer_words
 from tests.conftest import CORPUS
-from tests.structure_pages import parse_pages, quote_with
+from tests.support.structure_pages import parse_pages, quote_with
 
 DEV = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs"
 PROSPECTUS = DEV / "2024.ug.eprospectus.pdf"  # A3 sheets, each two A4 pages of a brochure

@@ -1,4 +1,4 @@
-"""interleaf/prefect_server.py: with no Prefect API named, a command that runs a flow starts the
+"""interleaf/runtime/prefect_server.py: with no Prefect API named, a command that runs a flow starts the
 temporary server itself, in a session of its own, without importing Prefect's server modules into
 its own process, and stops it when it ends."""
 
@@ -14,8 +14,8 @@ from urllib.parse import urlparse
 
 import psutil
 
-from benchmarks.prefect_home import cli_env
 from tests.conftest import REPO
+from tests.support.prefect_home import cli_env
 
 # Runs the CLI in this script's process, then says what the flow's Prefect API was and whether
 # Prefect's server modules were imported here (the atexit hooks run last-registered first: this one

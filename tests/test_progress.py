@@ -19,8 +19,8 @@ from typing import IO
 
 import psutil
 
-from benchmarks.prefect_home import cli_env
 from tests.conftest import CORPUS, REPO
+from tests.support.prefect_home import cli_env
 
 IRS = CORPUS / "scale" / "irs-manual-400p.pdf"
 FIRST_LINE_S = 5.0

@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.ray_cluster import local_cluster
 from tests.conftest import IngestedWarehouse, run_cli, view_tables
-from tests.declared import add_kind_count_stage, source_copy
+from tests.support.declared import add_kind_count_stage, source_copy
 from tests.test_declared_stages import DOC, kind_counts_match_quotes
 
 pytest.importorskip("ray", reason="Ray is the .[ray] extra (make install-dev)")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.prefect_home import cli_env
 from tests.conftest import REPO, run_cli, sql_rows
+from tests.support.prefect_home import cli_env
 
 SMALL_DOCS = [
     "figures-example.pdf",

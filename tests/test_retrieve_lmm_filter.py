@@ -3,7 +3,7 @@
 - transformers: a tiny random Qwen2.5-VL (tests/tiny_models.py) loaded by path; P(yes) is checked for
   range, determinism, batch independence (left padding), against the next-token logits `generate`
   sees, and the threshold.
-- openai: a real HTTP server on loopback (tests/chat_server.py) answering per request.
+- openai: a real HTTP server on loopback (tests/support/chat_server.py) answering per request.
 - the stage: two real PDFs of the corpus parsed by the default parser, a BM25 index over their quotes,
   `retrieve()` with the openai filter saying "no" to one image quote.
 """
@@ -36,7 +36,7 @@ from interleaf.retrieve.registry import get_image_filter
 from interleaf.retrieve.stage import Question, QuestionResult, retrieve
 from interleaf.retrieve.transformers_filter import TransformersImageFilter
 from interleaf.vlm.config import QwenVLConfig
-from tests.chat_server import ChatServer, running
+from tests.support.chat_server import ChatServer, running
 from tests.tiny_models import build_qwen2_5_vl
 
 os.environ["HF_HUB_OFFLINE"] = "1"

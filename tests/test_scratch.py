@@ -1,4 +1,4 @@
-"""Scratch folders left by killed processes are removed by the next one (benchmarks/scratch.py)."""
+"""Scratch folders left by killed processes are removed by the next one (tests/support/scratch.py)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.scratch import IDLE_S, sweep
+from tests.support.scratch import IDLE_S, sweep
 
 REPO = Path(__file__).resolve().parent.parent
 
 # makes its scratch folder, says where, then waits to be killed
 MAKER = """
-from benchmarks.scratch import scratch_folder
+from tests.support.scratch import scratch_folder
 folder = scratch_folder("interleaf-scratch-test-")
 (folder / "home").mkdir()
 (folder / "home" / "prefect.db").write_bytes(b"x" * 100)

@@ -15,8 +15,8 @@ from PIL import Image, ImageChops
 
 from interleaf.config import load_settings
 from tests.conftest import IngestedWarehouse, sql_rows
-from tests.openai_server import IMAGE_TOKENS, OpenAIServer, Seen, running, words
-from tests.serve_server import RunningServer, closed_port, copy_warehouse, serving
+from tests.support.openai_server import IMAGE_TOKENS, OpenAIServer, Seen, running, words
+from tests.support.serve_server import RunningServer, closed_port, copy_warehouse, serving
 
 DPR = "dpr-emnlp2020"
 TABLE_QUESTION = "What does Table 2 of the DPR paper compare?"
@@ -183,7 +183,7 @@ def test_a_model_backend_that_is_down_is_503_naming_it(corpus_warehouse: Ingeste
 def test_a_streamed_model_answer_links_its_images_as_they_arrive(
     corpus_warehouse: IngestedWarehouse, tmp_path: Path
 ) -> None:
-    """A real streaming backend (tests/openai_server.py, 5 characters per chunk): each
+    """A real streaming backend (tests/support/openai_server.py, 5 characters per chunk): each
     `![...](imageN)` reaches the chat client as a URL of this server, even split across chunks."""
     openai = pytest.importorskip("openai")
 
@@ -213,7 +213,7 @@ def test_a_streamed_model_answer_links_its_images_as_they_arrive(
                     extra_body={"documents": [DPR]},
                 )
             )
-            # the model server's own counts of what it read and wrote (tests/openai_server.py counts words)
+            # the model server's own counts of what it read and wrote (tests/support/openai_server.py counts words)
             calls = list(model.seen)
             counted = sum(words(t) for c in calls for t in c.texts) + IMAGE_TOKENS * sum(len(c.images) for c in calls)
             stored = client.chat.completions.create(

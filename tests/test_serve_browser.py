@@ -14,7 +14,7 @@ import pymupdf
 import pytest
 
 from tests.conftest import IngestedWarehouse
-from tests.serve_server import RunningServer, copy_warehouse, serving
+from tests.support.serve_server import RunningServer, copy_warehouse, serving
 from tests.test_render_browser import CHROMIUM, FLAGS
 
 PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'

@@ -15,13 +15,13 @@ import httpx
 import psutil
 import pytest
 
-from benchmarks.prefect_home import cli_env
 from interleaf.config import load_settings
 from interleaf.serve.config import ApiConfig
 from interleaf.serve.jobs import safe_name
 from interleaf.serve.keys import KeyRing, add_key, digest
 from tests.conftest import CORPUS, REPO, IngestedWarehouse
-from tests.serve_server import RunningServer, copy_warehouse, serving
+from tests.support.prefect_home import cli_env
+from tests.support.serve_server import RunningServer, copy_warehouse, serving
 
 SMALL_PDF = CORPUS / "docs" / "figures-example.pdf"
 LARGE_PDF = CORPUS / "docs" / "dpr-emnlp2020.pdf"

@@ -13,7 +13,7 @@ import pytest
 from flows.plans import answer_stages, ingest_stages
 from interleaf.config import load_settings
 from interleaf.stage import SOURCE_ROOT
-from tasks.stage_task import Plan
+from pipeline.stage_task import Plan
 
 ALL = ["parse", "describe", "index:bm25", "index:minilm", "questions", "expand", "retrieve", "generate", "evaluate"]
 AFTER_RETRIEVE = ["retrieve", "generate", "evaluate"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from interleaf.structure.furniture import line_key, running_furniture
-from tests.structure_pages import IRS, parse_pages
+from tests.support.structure_pages import IRS, parse_pages
 
 
 def test_running_lines_are_found_and_content_is_kept() -> None:

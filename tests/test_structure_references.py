@@ -10,7 +10,7 @@ from interleaf.structure.outline import read_outline
 from interleaf.structure.references import quoted_phrases, resolve_references
 from interleaf.structure.sections import build_sections
 from tests.conftest import CORPUS
-from tests.structure_pages import GAME, IRS, doc_id_of, parse_pages, pdf_bytes
+from tests.support.structure_pages import GAME, IRS, doc_id_of, parse_pages, pdf_bytes
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_quoted_phrases_keep_inner_apostrophes() -> None:
 def test_a_table_label_resolves_to_the_quotes_captioned_with_it() -> None:
     from interleaf.structure.references import item_labels, resolve_items
     from interleaf.text.references import Label
-    from tests.structure_pages import CORPUS
+    from tests.support.structure_pages import CORPUS
 
     quotes, _ = parse_pages(CORPUS / "docs" / "ibm-redpaper-rcac.pdf", (9,))
     labels = item_labels((q["quote_id"], q["kind"], q["caption"], q["text"]) for q in quotes)

@@ -9,7 +9,7 @@ from interleaf.structure.outline import read_outline
 from interleaf.structure.references import label_line
 from interleaf.structure.scopes import QuoteScopes
 from interleaf.structure.sections import build_sections
-from tests.structure_pages import IRS, doc_id_of, parse_pages, pdf_bytes, quote_with
+from tests.support.structure_pages import IRS, doc_id_of, parse_pages, pdf_bytes, quote_with
 
 PAGES = (7, 8, 9, 50, 51, 52, 53)
 

@@ -12,7 +12,7 @@ import pytest
 
 from interleaf.structure.outline import OutlineEntry, entries_from_toc, read_outline
 from interleaf.structure.sections import PATH_SEPARATOR, build_sections, section_paths
-from tests.structure_pages import GAME, IRS, doc_id_of, parse_pages, pdf_bytes, quote_with
+from tests.support.structure_pages import GAME, IRS, doc_id_of, parse_pages, pdf_bytes, quote_with
 
 IRS_PAGES = (7, 8, 9, 50, 51, 52, 53)
 GAME_PAGES = (20, 21, 22, 23, 166)

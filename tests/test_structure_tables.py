@@ -6,7 +6,7 @@ from interleaf.structure.context import contextual_header, item_context, short_p
 from interleaf.structure.outline import read_outline
 from interleaf.structure.sections import build_sections, section_paths
 from interleaf.structure.tables import TablePart, header_row, link_table_parts
-from tests.structure_pages import IRS, doc_id_of, parse_pages, pdf_bytes
+from tests.support.structure_pages import IRS, doc_id_of, parse_pages, pdf_bytes
 
 
 def _tables_and_sections(pages: tuple[int, ...]) -> tuple[list[dict], dict[str, str], dict[str, str]]:

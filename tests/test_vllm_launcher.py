@@ -1,6 +1,6 @@
 """The vLLM launcher against stand-in executables written here and put first on PATH: a `vllm` that
 accepts `serve MODEL --host H --port P ...`, starts a helper process (as vLLM starts its engine) and
-serves /v1/models and /v1/chat/completions on loopback (tests/openai_server.py) after a delay; and an
+serves /v1/models and /v1/chat/completions on loopback (tests/support/openai_server.py) after a delay; and an
 `nvidia-smi` that lists one GPU. Checked: the launcher starts it, waits, the generator gets an answer
 through it, and the whole process group is gone afterwards; an answering server is reused; and the
 "no vLLM", "no GPU" and "no weights" refusals say what is missing."""
@@ -31,7 +31,7 @@ from interleaf.generate.launcher import (
 )
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.registry import get_generator
-from tests.openai_server import OpenAIServer, running
+from tests.support.openai_server import OpenAIServer, running
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
@@ -39,7 +39,7 @@ MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
 STANDIN_VLLM = """#!{python}
 import json, os, subprocess, sys, time
 sys.path.insert(0, {repo!r})
-from tests.openai_server import OpenAIServer
+from tests.support.openai_server import OpenAIServer
 
 args = sys.argv[1:]
 record = os.environ["STANDIN_RECORD"]

@@ -16,8 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from interleaf import progress
 from interleaf.errors import CorruptPartError
+from interleaf.runtime import progress
 from warehouse import packs, parts, schemas
 from warehouse.store import StageState, Warehouse, atomic_write_bytes
 

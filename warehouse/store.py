@@ -320,7 +320,7 @@ class Warehouse:
 
     def _compact(self, state: dict[str, StageState], group: str) -> None:
         """Compaction after a publish: a saving, so a full disk leaves the loose parts as they are."""
-        from interleaf import progress
+        from interleaf.runtime import progress
         from warehouse.compact import compact_published
 
         try:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from benchmarks.prefect_home import cli_env
 from benchmarks.stopping import stop
+from tests.support.prefect_home import cli_env
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmarks.faults.common import REPO, Cli, cli_env, contents, interleaf, rows_added, rows_lost
-from benchmarks.prefect_home import adopt_shared_server
+from tests.support.prefect_home import adopt_shared_server
 
 NO_SPACE = "No space left on device"
 PAGE = 4096

@@ -29,7 +29,7 @@ RANDOM_CASES = {"ci": 8, "full": 296}  # full: 300 files with the 4 specials
 # DOC_TIMEOUT_S; a file is "within the timeout" when its parse ended by FILE_BOUND_S. 120 s is the
 # configured default. (At 60 s a control page was once killed while the bomb held a worker on a
 # loaded 2-core machine: a page's clock then started when its document waited for it, counting its
-# time queued behind the other document's pages; it now starts in the worker, interleaf/executor.py.)
+# time queued behind the other document's pages; it now starts in the worker, interleaf/runtime/executor.py.)
 PAGE_TIMEOUT_S = 120
 DOC_TIMEOUT_S = 240
 FILE_BOUND_S = DOC_TIMEOUT_S + 30

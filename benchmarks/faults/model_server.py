@@ -1,6 +1,6 @@
 """Fault: the describe / generate model server down, answering 500, answering garbage, too slow.
 
-One real OpenAI-compatible server on loopback (tests/openai_server.py: it checks every request as
+One real OpenAI-compatible server on loopback (tests/support/openai_server.py: it checks every request as
 the Chat Completions API defines it) answers healthy runs from the start to the end, on one port,
 so that the describe fingerprint (which names the server's URL) is the same in every run. Its
 script turns it bad for one command: every request answered 500, answered 200 with a body that is
@@ -37,7 +37,7 @@ from benchmarks.faults.common import (
 MODEL = "faults-vlm"
 BOUND_S = 240.0  # a faulted command must end within this (a healthy one takes ~30 s here)
 FAULT_TIMEOUT_S = 0.5  # the chat timeout set for a faulted command; "slow" answers after 1 s
-# what the script of tests/openai_server.py answers in each mode (down: nothing listening)
+# what the script of tests/support/openai_server.py answers in each mode (down: nothing listening)
 SCRIPT = {"500": "500", "not_json": "garbage", "wrong_shape": "shape", "slow": "sleep"}
 REASON = {  # what the error line says for each mode
     "down": "no server answers",
@@ -81,7 +81,7 @@ class ModelServer:
     """The loopback server on one port for the whole fault, switched between healthy and bad."""
 
     def __init__(self) -> None:
-        from tests.openai_server import OpenAIServer
+        from tests.support.openai_server import OpenAIServer
 
         self._make = lambda port: OpenAIServer(MODEL, None, reply, port=port)
         self.server = self._make(0)

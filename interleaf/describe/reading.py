@@ -28,7 +28,6 @@ from interleaf.describe.ocr_cache import CachedOcr
 from interleaf.describe.table_structure import markdown_table
 from interleaf.describe.vector_text import PageText, use_vector_text
 from interleaf.fingerprint import canonical_json
-from interleaf.heap import return_freed_memory
 from interleaf.pdf.document import empty_pdf_store
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.ocr.protocol import OcrEngine, OcrError
@@ -36,6 +35,7 @@ from interleaf.pdf.render import image_rects, render_bgr
 from interleaf.pdf.rows import group_rows, rows_text
 from interleaf.pdf.rules import Box, Rules, Segment, raster_rules, vector_rules
 from interleaf.pdf.words import Word, ocr_words, text_layer_words, words_in_box
+from interleaf.runtime.heap import return_freed_memory
 from interleaf.stage import ContentCache
 
 READ = "read"  # the content cache's namespace of readings (and of glyph readings, ocr_cache.py)

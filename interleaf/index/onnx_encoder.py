@@ -21,8 +21,8 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from interleaf.built_models import built_model
-from interleaf.heap import return_freed_memory
 from interleaf.index.model_folder import OnnxEncoderError, bert_config, read_json
+from interleaf.runtime.heap import return_freed_memory
 
 if TYPE_CHECKING:
     import onnx

@@ -7,11 +7,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from interleaf.heap import return_freed_memory
 from interleaf.index.config import IndexConfig
 from interleaf.index.corpus import QuoteCorpus, build_corpus
 from interleaf.index.protocol import Retriever
 from interleaf.index.registry import RetrieverConfig, get_retriever, retriever_class
+from interleaf.runtime.heap import return_freed_memory
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import INDEX_MODULES
 from interleaf.versions import package_versions

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from interleaf.heap import return_freed_memory
 from interleaf.parse.protocol import PageRejected, PageResult, ParsedPage, ParsedQuote
 from interleaf.pdf.document import empty_pdf_store, mupdf_errors, mupdf_exceptions, open_pdf
 from interleaf.pdf.inflation import content_past_limit
 from interleaf.pdf.mupdf import pymupdf
+from interleaf.runtime.heap import return_freed_memory
 from interleaf.stage import Lost, PageMap, map_isolating_faults
 
 # A backend's work on one page: the page and what it needs besides (its config, MinerU's blocks).

@@ -70,9 +70,9 @@ class ParseConfig(Strict):
     workers: int = Field(2, ge=1, le=64)
     pages_per_chunk: int = Field(8, ge=1)
     # MB of PSS for the command and every process it started, together: a page worker's OCR text
-    # detection waits while another runs and the two would not fit (interleaf/memory_budget.py); no
+    # detection waits while another runs and the two would not fit (interleaf/runtime/memory_budget.py); no
     # document is indexed until every one is parsed and described and the page workers are gone
-    # (tasks/chains.py's held level), and the index lets its model go after each document
+    # (pipeline/chains.py's held level), and the index lets its model go after each document
     # (IndexStage's hold_model). Null: no budget.
     memory_budget_mb: int | None = Field(None, ge=512)
     limits: LimitsConfig = LimitsConfig()

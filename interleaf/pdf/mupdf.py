@@ -1,13 +1,13 @@
 """PyMuPDF and OpenCV as the modules of this package name them: imported at their first use
-(interleaf/lazy_module.py), so that the command's process, which reads no page, never holds them.
-The page workers import both in their forkserver, before it forks them (interleaf/executor.py)."""
+(interleaf/runtime/lazy_module.py), so that the command's process, which reads no page, never holds them.
+The page workers import both in their forkserver, before it forks them (interleaf/runtime/executor.py)."""
 
 from __future__ import annotations
 
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from interleaf.lazy_module import OnFirstUse
+from interleaf.runtime.lazy_module import OnFirstUse
 
 
 def _quiet(module: ModuleType) -> None:

@@ -199,20 +199,20 @@ class ServerState:
 
     def ingest_plan(self) -> Any:
         from flows.plans import ingest_stages
-        from tasks.stage_task import Plan
+        from pipeline.stage_task import Plan
 
         return Plan.of(ingest_stages(self.settings))
 
     def stage_progress(self, doc_id: str) -> dict[str, bool]:
         """Each ingest stage: has it committed this document (under the current fingerprints)?"""
-        from tasks.units import is_committed
+        from pipeline.units import is_committed
 
         plan = self.ingest_plan()
         return {s.name: is_committed(self.wh, s, plan.fingerprints[s.name], doc_id) for s in plan.stages}
 
     def rejection(self, doc_id: str) -> str | None:
         """Why an ingest stage rejected this document (under the current fingerprints), if one did."""
-        from tasks.units import unit_rejected_part
+        from pipeline.units import unit_rejected_part
 
         plan = self.ingest_plan()
         for stage in plan.stages:

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from interleaf.built_models import built_model
-from interleaf.memory_budget import budgeted, model_step
 from interleaf.pdf.mupdf import pymupdf
 from interleaf.pdf.render import Box, render_bgr_sized
+from interleaf.runtime.memory_budget import budgeted, model_step
 
 MODEL_TYPE = "pp_layout_cdla"
 # The model's fixed input size (width, height); rendering straight to it skips a resize.
@@ -103,7 +103,7 @@ def layout_engine(conf_thresh: float, iou_thresh: float, threads: int) -> Any:
 
 class _LayoutSession:
     """rapid-layout's ONNX Runtime session, which in a budgeted page worker hands its arena back
-    after each page (interleaf/memory_budget.py). 60 pages of the 619-page manual in one process,
+    after each page (interleaf/runtime/memory_budget.py). 60 pages of the 619-page manual in one process,
     beside another run: the arena kept, +80 MB held between pages, 122 ms a page; handed back, +37 MB,
     140 ms. In a budgeted ingest the kept arenas raised the page workers' share of the peak from
     816-901 MB in four runs to 1,009 MB. Without a budget the arena is kept, for the time."""

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from interleaf.heap import return_freed_memory
-from interleaf.memory_budget import model_step, room_for_detection
 from interleaf.pdf.ocr.config import RapidOcrConfig
 from interleaf.pdf.ocr.images import check_image, pad_to_aspect
 from interleaf.pdf.ocr.protocol import OcrLine
+from interleaf.runtime.heap import return_freed_memory
+from interleaf.runtime.memory_budget import model_step, room_for_detection
 
 # One image at a time per process: two tasks in flight must not oversubscribe the cores.
 _LOCK = threading.Lock()
@@ -173,7 +173,7 @@ def _classify_chosen_lines(engine: Any) -> None:
 
 class _BudgetedSession:
     """One of RapidOCR's sessions (its OrtInferSession), run when the memory budget lets it
-    (interleaf/memory_budget.py); anything else asked of it is the session's own."""
+    (interleaf/runtime/memory_budget.py); anything else asked of it is the session's own."""
 
     def __init__(self, session: Any, turn: Callable[[np.ndarray], contextlib.AbstractContextManager[None]]) -> None:
         self._session = session

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from interleaf.cli_app import app, console, fail, out, print_skipped, state
-from interleaf.cli_output import eval_report, recall_table, stored_metric_rows, styled_line
+from interleaf.cli.app import app, console, fail, out, print_skipped, state
+from interleaf.cli.output import eval_report, recall_table, stored_metric_rows, styled_line
 from interleaf.errors import InterleafError
 from interleaf.questions.stage import read_question_file
 

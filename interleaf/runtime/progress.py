@@ -27,7 +27,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from interleaf import interrupt
+from interleaf.runtime import interrupt
 
 # a unit's line at most this often where no terminal shows its row, the first this long after its
 # start: a pulse in a log for a long document, not a line per run of pages (a 400-page manual saves
@@ -128,7 +128,7 @@ class PageProgress:
 
 
 class Finished(Protocol):
-    """What a finished unit of work reports (tasks.stage_task.UnitResult)."""
+    """What a finished unit of work reports (pipeline.stage_task.UnitResult)."""
 
     stage: str
     status: str

@@ -14,11 +14,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from interleaf import interrupt
-from interleaf.cli_app import app, console, fail, out, print_query_run, state, write_text_atomic
-from interleaf.cli_output import answer_json, answers_table, error_line
+from interleaf.cli.app import app, console, fail, out, print_query_run, state, write_text_atomic
+from interleaf.cli.output import answer_json, answers_table, error_line
 from interleaf.errors import InterleafError, ReadOnlyQueryError
 from interleaf.questions.stage import read_question_file
+from interleaf.runtime import interrupt
 
 
 @app.command()
@@ -245,8 +245,8 @@ def serve_api(
         raise fail(exc) from exc
 
 
-# eval and export (interleaf/cli_eval.py) register themselves on the same app, listed after these
-from interleaf import cli_eval, cli_warehouse  # noqa: E402, F401  isort: skip
+# eval and export (interleaf/cli/evaluation.py) register themselves on the same app, listed after these
+from interleaf.cli import evaluation, maintenance  # noqa: E402, F401  isort: skip
 
 
 # a file that cannot be written for want of room is the machine's state, not a bug: one line, no traceback
@@ -267,7 +267,3 @@ def run() -> None:
     finally:
         if os.environ.get("INTERLEAF_TIMING"):
             print(f"[interleaf] {time.perf_counter() - started:.2f}s", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    run()

@@ -1,7 +1,7 @@
 """The command line's shared parts: the Typer app and its global options, the two consoles, the
 environment every command runs in (Prefect quiet and offline), and how errors and runs are printed.
-Commands live in `interleaf/cli.py` (ingest, ask, answer, sql, runs, serve) and
-`interleaf/cli_eval.py` (eval, export)."""
+Commands live in `interleaf/cli/__init__.py` (ingest, ask, answer, sql, runs, serve) and
+`interleaf/cli/evaluation.py` (eval, export)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from interleaf import interrupt
-from interleaf.cli_output import error_line, make_console
+from interleaf.cli.output import error_line, make_console
 from interleaf.config import Settings, load_settings, model_overrides
 from interleaf.errors import InterleafError
+from interleaf.runtime import interrupt
 from warehouse.store import resolve_root
 
 console = make_console(stderr=True)
@@ -64,7 +64,7 @@ def prefect_environment(root: Path) -> None:
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 
 
-# The commands that run flows: Ctrl-C and SIGTERM stop them cleanly (interleaf/interrupt.py).
+# The commands that run flows: Ctrl-C and SIGTERM stop them cleanly (interleaf/runtime/interrupt.py).
 # `serve` keeps uvicorn's own handling; the quick ones keep Python's.
 LONG_COMMANDS = {"ingest", "run", "answer", "ask", "eval"}
 

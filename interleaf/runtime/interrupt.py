@@ -5,7 +5,7 @@ stops between results, and a unit cut short ends `interrupted` in the ledger wit
 (the warehouse writes parts atomically, the commit part last). After a grace period the page
 workers are stopped, so that a long chunk of pages cannot hold the exit past a few seconds. The
 command then prints one line and exits 130. A second signal exits at once, still 130: the children
-die with the process (see `interleaf/children.py`).
+die with the process (see `interleaf/runtime/children.py`).
 
 Logging is switched off at the first signal: what Prefect's engines report about a stop we asked
 for (crashed task runs, the temporary server going away) is not news to the user, and it arrives

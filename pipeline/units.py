@@ -9,15 +9,15 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from interleaf import progress
 from interleaf.errors import CorruptPartError
+from interleaf.runtime import progress
 from interleaf.stage import Stage
-from tasks.context import RunContext
+from pipeline.context import RunContext
 from warehouse import Warehouse
 from warehouse.store import INGEST_GROUP, StageState
 
 if TYPE_CHECKING:
-    from tasks.stage_task import Plan
+    from pipeline.stage_task import Plan
 
 
 def unit_rejected_part(unit: str) -> str:

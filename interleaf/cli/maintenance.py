@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from interleaf.cli_app import app, fail, out, state
+from interleaf.cli.app import app, fail, out, state
 from interleaf.errors import CatalogError, InterleafError
 
 
@@ -18,7 +18,7 @@ def remove(
 ) -> None:
     """Take documents out of the views (their stored parts stay until `interleaf gc`)."""
     from interleaf.scope import DocumentCatalog, RejectedDocument, ScopeError, UnknownDocument
-    from tasks.follow import published_paths, remove_documents
+    from pipeline.follow import published_paths, remove_documents
     from warehouse import Warehouse
     from warehouse.catalog import write_catalog_file
 

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from benchmarks.scratch import scratch_folder
+from tests.support.scratch import scratch_folder
 
 # the hash of the block types registered, then the database: copied last, its presence says a home is seeded
 FILES = ("memo_store.toml", "prefect.db")

@@ -22,13 +22,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from interleaf import interrupt, progress
 from interleaf.errors import CorruptPartError, DocumentError, InterleafError, StageError, WarehouseWriteError
-from interleaf.heap import return_freed_memory
+from interleaf.runtime import interrupt, progress
+from interleaf.runtime.heap import return_freed_memory
 from interleaf.stage import SOURCE_ROOT, PageMap, Stage, StageInput, StageOutput, chain_fingerprints, describe_version
-from tasks import plan_order
-from tasks.context import RunContext
-from tasks.units import corpus_units, documents_after, eligible, is_done, unit_rejected_part
+from pipeline import plan_order
+from pipeline.context import RunContext
+from pipeline.units import corpus_units, documents_after, eligible, is_done, unit_rejected_part
 from warehouse import Warehouse, schemas
 from warehouse.ledger import Ledger, RunRecord, now
 from warehouse.store import INGEST_GROUP
@@ -64,7 +64,7 @@ class Plan:
         root: Path = SOURCE_ROOT,
         corpus: Sequence[str] | None = None,
     ) -> Plan:
-        """The stages in the order their declarations give (tasks/plan_order.py), checked: an input
+        """The stages in the order their declarations give (pipeline/plan_order.py), checked: an input
         no stage writes or a cycle is a PlanError naming the stage. `given`: fingerprints of
         upstreams from outside the flow; `root`: where the stages' source is hashed from (a copy of
         the tree, in tests)."""

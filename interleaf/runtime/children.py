@@ -2,17 +2,17 @@
 
 Two kinds of children, two ways:
 
-- Page workers (`interleaf/executor.py`) are forked by multiprocessing's forkserver. Neither
+- Page workers (`interleaf/runtime/executor.py`) are forked by multiprocessing's forkserver. Neither
   notices the command's death by itself: each worker holds the forkserver's "alive" pipe (and its
   task queue's write end), so the forkserver waits for the workers and the workers for work. So
   each worker watches the command's process (pid and start time) from a thread and kills itself
   within WATCH_S of its end; the forkserver and the resource tracker then see their pipes close
   and exit. A parent-death signal (Linux prctl) is set too, for a forkserver that dies first.
 - Prefect's temporary API server, when no Prefect API is named, is started by the command before
-  its flow (`interleaf/prefect_server.py`) through `python -m interleaf.children`: in its own
+  its flow (`interleaf/runtime/prefect_server.py`) through `python -m interleaf.runtime.children`: in its own
   session (a terminal's Ctrl-C is the command's to handle; it reached Prefect's own server, in the
   command's process group, which quit under the running flow), watching its parent, its output to
-  a log file rather than the command's terminal (`interleaf/prefect_server.py` says why). A
+  a log file rather than the command's terminal (`interleaf/runtime/prefect_server.py` says why). A
   parent-death signal would not do here: it fires when the *thread* that forked the child ends.
   Moving the command itself into a new process group was rejected: in a terminal it would leave
   the foreground group and stop receiving Ctrl-C.
@@ -68,7 +68,7 @@ def _watch_parent(parent: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m interleaf.children PARENT_PID MODULE ARGS...`: run MODULE as `python -m` would,
+    """`python -m interleaf.runtime.children PARENT_PID MODULE ARGS...`: run MODULE as `python -m` would,
     killed within WATCH_S once PARENT_PID is no longer its parent."""
     parent, module, args = int(argv[0]), argv[1], argv[2:]
     if os.getppid() != parent:

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from multiprocessing.queues import SimpleQueue
 from typing import TypeVar
 
-from interleaf import interrupt, memory_budget
-from interleaf.children import command_id, die_with_command
-from interleaf.memory_budget import MemoryBudget
+from interleaf.runtime import interrupt, memory_budget
+from interleaf.runtime.children import command_id, die_with_command
+from interleaf.runtime.memory_budget import MemoryBudget
 from interleaf.stage import Lost
 
 T = TypeVar("T")
@@ -53,7 +53,7 @@ class PageLimits:
     timeout_s: float | None = None
     started: float = 0.0
     worker_mb: int | None = None  # address-space cap of each worker process
-    budget_mb: int | None = None  # the command's processes together (interleaf/memory_budget.py)
+    budget_mb: int | None = None  # the command's processes together (interleaf/runtime/memory_budget.py)
 
     @property
     def deadline(self) -> float | None:

@@ -36,7 +36,7 @@ from typing import Any
 
 import psutil
 
-from interleaf.heap import return_freed_memory
+from interleaf.runtime.heap import return_freed_memory
 
 # RapidOCR's detector, in MB per megapixel of its input: the largest of the 8 sizes above (229, for
 # 1024x512), on this stack (rapidocr 3.10, its bundled PP-OCRv6_det_small, one ONNX Runtime thread). Larger

@@ -8,8 +8,8 @@ command that runs a flow, an ingest's process included (which counts in `parse.m
 and the same import when an API was named and no server was needed. Its server also starts in the
 command's process group (a terminal's Ctrl-C stopped it under the running flow) and nothing stops
 it after a `kill -9` of the command. So the server is started here, before the flow, with the same
-uvicorn command and environment Prefect's own method uses, through `python -m interleaf.children`:
-in its own session, watching its parent (see `interleaf/children.py`). The command's Prefect
+uvicorn command and environment Prefect's own method uses, through `python -m interleaf.runtime.children`:
+in its own session, watching its parent (see `interleaf/runtime/children.py`). The command's Prefect
 settings are then pointed at it (`PREFECT_API_URL`, Prefect's global settings refreshed), so
 every thread of the flow finds it and Prefect never starts one of its own. `make serve`'s server
 (flows/serve.py) is started and stopped the same way, with its UI and all of Prefect's services.
@@ -47,8 +47,8 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import IO, Any
 
-from interleaf import interrupt
 from interleaf.errors import InterleafError
+from interleaf.runtime import interrupt
 
 _LOCK = threading.Lock()
 _POLL_S = 0.1
@@ -271,11 +271,11 @@ def _free_port() -> int:
 
 def _uvicorn(host: str, port: int, env: dict[str, str], out: IO[bytes] | int) -> subprocess.Popen[bytes]:
     command = [
-        *("--factory", "interleaf.prefect_server:create_app", "--host", host, "--port", str(port)),
+        *("--factory", "interleaf.runtime.prefect_server:create_app", "--host", host, "--port", str(port)),
         *("--log-level", "error", "--lifespan", "on", "--timeout-graceful-shutdown", str(DRAIN_S)),
     ]
     return subprocess.Popen(
-        [sys.executable, "-m", "interleaf.children", str(os.getpid()), "uvicorn", *command],
+        [sys.executable, "-m", "interleaf.runtime.children", str(os.getpid()), "uvicorn", *command],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=out,
@@ -338,4 +338,4 @@ async def dispose_engines() -> None:
         try:
             await engines.pop(key).dispose()
         except Exception:  # to the server's log; the process ends all the same
-            logging.getLogger("interleaf.prefect_server").exception("a database engine was not disposed of")
+            logging.getLogger("interleaf.runtime.prefect_server").exception("a database engine was not disposed of")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from interleaf.stage import SOURCE_ROOT
 
-PACKAGES = ("interleaf", "tasks", "flows", "warehouse", "configs", "prompts")
+PACKAGES = ("interleaf", "pipeline", "flows", "warehouse", "configs", "prompts")
 
 KIND_COUNT_STAGE = '''"""A toy ingest stage: how many quotes of each kind a document holds."""
 

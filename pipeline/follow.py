@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.units import documents_after
+from pipeline.units import documents_after
 from warehouse import Warehouse
 from warehouse.catalog import query
 from warehouse.store import INGEST_GROUP

@@ -9,7 +9,7 @@ from (a worker imports the submitting command's code, when that path exists on i
 warehouse is a path every worker writes to: on a cluster of several machines, a shared
 filesystem mounted at the same path on each.
 
-At a stop (interleaf/interrupt.py), the units still on the cluster are cancelled after the grace
+At a stop (interleaf/runtime/interrupt.py), the units still on the cluster are cancelled after the grace
 period, the flow ends, and `ray.shutdown` stops a head this command started (the raylet first, which
 ends its workers; each process gets 1 s after SIGTERM, then a kill) before the command's Prefect
 server is stopped at its exit: no worker is left holding a request of that server as it stops. What
@@ -28,16 +28,16 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from interleaf import interrupt
 from interleaf.config import ExecutorConfig, StageResources
 from interleaf.errors import ConfigError
-from interleaf.executor import PageLimits, past_deadline, timed_out, wait_s
+from interleaf.runtime import interrupt
+from interleaf.runtime.executor import PageLimits, past_deadline, timed_out, wait_s
 from interleaf.stage import Lost
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-CODE_ROOT = Path(__file__).resolve().parent.parent  # holds interleaf/, tasks/, flows/, warehouse/
+CODE_ROOT = Path(__file__).resolve().parents[2]  # holds interleaf/, pipeline/, flows/, warehouse/
 
 
 def _ray() -> Any:
@@ -138,7 +138,7 @@ def cluster_cpus() -> int:
 def ray_page_map(
     resources: StageResources, on_result: Callable[[R], None] | None, limits: PageLimits
 ) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]:
-    """`interleaf.executor.page_map` on the cluster: each item is a Ray task taking `resources`,
+    """`interleaf.runtime.executor.page_map` on the cluster: each item is a Ray task taking `resources`,
     results come back in order, a lost item (its worker died, ran past its time) is a `Lost` in its
     place and the others go on. The window of items in flight is twice the cluster's CPUs, so the
     clock of an item starts near when it runs. (No address-space cap: Ray's memory monitor kills a

@@ -1,0 +1,5 @@
+"""`python -m interleaf.cli`."""
+
+from interleaf.cli import run
+
+run()
