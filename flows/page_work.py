@@ -28,7 +28,7 @@ def page_work_map(settings: Settings, whole_document: bool) -> PageMap:
         limits.page_timeout_s, timeout_s, time.monotonic(), limits.max_worker_mb, settings.parse.memory_budget_mb
     )
     if settings.executor.kind == "ray":
-        return ray_engine.ray_page_map(settings.executor.resources(PAGES), None, page_limits)
+        return ray_engine.ray_page_map(settings.executor.for_stage(PAGES), None, page_limits)
     return page_map(settings.parse.workers, None, page_limits)
 
 
