@@ -116,10 +116,7 @@ def _emit(model: BaseModel, indent: int, out: list[str]) -> None:
                 for i, (key, v) in enumerate(item.model_dump(mode="json").items()):
                     out.append(" " * (indent + 2) + ("- " if i == 0 else "  ") + f"{key}: {_value(v)}")
         else:
-            dumped = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
-            if isinstance(dumped, tuple | set | frozenset):
-                dumped = list(dumped)
-            out.append(_line(indent, f"{name}: {_value(_plain(dumped))}", on_line))
+            out.append(_line(indent, f"{name}: {_value(_plain(value))}", on_line))
 
 
 def _plain(value: Any) -> Any:

@@ -1,1 +1,2 @@
-"""Prefect tasks: thin wrappers that read and write the warehouse around the pure stages."""
+"""The stage runner: plans ordered from what stages declare, the one wrapper that reads, writes,
+caches and records every unit around a pure stage, documents' chains, and which units are done."""

@@ -46,7 +46,10 @@ def dependencies(stages: Sequence[Stage], given: Collection[str] = ()) -> dict[s
 def ordered(stages: Sequence[Stage], given: Collection[str] = ()) -> list[Stage]:
     """`stages` so that each comes after every stage it depends on; the declared order where it
     already does. A cycle is an error naming its stages."""
-    deps = dependencies(stages, given)
+    return _ordered(stages, dependencies(stages, given))
+
+
+def _ordered(stages: Sequence[Stage], deps: dict[str, list[str]]) -> list[Stage]:
     placed: list[Stage] = []
     done: set[str] = set()
     left = list(stages)
@@ -65,7 +68,7 @@ def levels(stages: Sequence[Stage], given: Collection[str] = ()) -> list[list[st
     stages it depends on."""
     deps = dependencies(stages, given)
     level: dict[str, int] = {}
-    for s in ordered(stages, given):
+    for s in _ordered(stages, deps):
         level[s.name] = 1 + max((level[d] for d in deps[s.name]), default=-1)
     out: list[list[str]] = [[] for _ in range(1 + max(level.values(), default=-1))]
     for s in stages:
