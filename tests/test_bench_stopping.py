@@ -42,6 +42,14 @@ def _tree(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _execed(tree: list[psutil.Process]) -> bool:
+    """The tree holds a child that no longer runs its parent's command line (it has exec'd)."""
+    try:
+        return len(tree) >= 2 and tree[1].cmdline() != tree[0].cmdline()
+    except psutil.NoSuchProcess:
+        return False
+
+
 def _running_tree(pid: int, parent: subprocess.Popen[str]) -> list[psutil.Process]:
     """`pid` and its children once its Prefect server and forkserver have started (more than the
     command alone), or an assertion naming what there was."""
@@ -167,7 +175,9 @@ def test_a_session_stopped_while_its_shared_prefect_server_starts_takes_the_serv
     tree: list[psutil.Process] = []
     try:
         deadline = time.monotonic() + START_S
-        while len(tree := _tree(starting.pid)) < 2 and time.monotonic() < deadline and starting.poll() is None:
+        # until the server's process has run its own program: between its fork and its exec it is
+        # still a copy of this one, in this one's group (its new session begins just before the exec)
+        while not _execed(tree := _tree(starting.pid)) and time.monotonic() < deadline and starting.poll() is None:
             time.sleep(0.1)
         assert len(tree) >= 2, "the server did not start"
         assert os.getpgid(tree[1].pid) != os.getpgid(starting.pid)  # a group of its own: Ctrl-C would not reach it
