@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,14 @@ def loose_published_parts(root: Path) -> int:
     return sum(len(wh.published_reads(t).files) for t in schemas.TABLES)
 
 
+def packable_loose_parts(root: Path) -> int:
+    """Loose published parts in folders holding two or more of them: what `gc --compact` packs. A
+    folder of one part (a question set other tests on this worker answered) stays as it is."""
+    wh = Warehouse(root)
+    folders = Counter(path.parent for t in schemas.TABLES for path in wh.published_reads(t).files)
+    return sum(n for n in folders.values() if n >= 2)
+
+
 def copy_of(corpus_warehouse: IngestedWarehouse, tmp_path: Path, name: str) -> Path:
     root = tmp_path / name
     shutil.copytree(corpus_warehouse.root, root)
@@ -62,7 +71,7 @@ def test_packed_parts_read_as_their_loose_files_did(corpus_warehouse: IngestedWa
 
     printed = run_cli(root, "gc", "--compact").stdout
     assert "packs" in printed
-    assert loose_published_parts(root) == 0  # every published part is in a pack now
+    assert packable_loose_parts(root) == 0  # every published part in a folder of several is in a pack now
     assert not any((root / "quotes" / entry.fingerprint).glob("*.parquet"))
     assert views(root) == shown
     assert wh.read_table("quotes", entry.fingerprint, units).equals(whole)
@@ -123,7 +132,7 @@ def test_a_kill_during_compaction_leaves_the_views_whole_and_the_rerun_identical
 
     command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(root), "gc", "--compact"]
     assert _kill_when(command, root, moment), "the compaction ended before the moment to kill it"
-    assert loose_published_parts(root) > 0  # killed half-way: some parts loose, some packed
+    assert packable_loose_parts(root) > 0  # killed half-way: some parts loose, some packed
     assert views(root) == shown  # readable, every row once
     asked = tmp_path / "asked"
     shutil.copytree(root, asked)  # the question side reads loose and packed parts: the same answer
@@ -133,7 +142,8 @@ def test_a_kill_during_compaction_leaves_the_views_whole_and_the_rerun_identical
     )
 
     run_cli(root, "gc", "--compact")
-    assert loose_published_parts(root) == 0
+    assert packable_loose_parts(root) == 0
+    assert loose_published_parts(root) == loose_published_parts(undisturbed)
     assert views(root) == views(undisturbed) == shown
     left = list(root.rglob(".*.tmp-*"))
     assert not left, f"temporaries left: {left}"
