@@ -48,7 +48,7 @@ class BM25Retriever:
         self.spec = spec
         self.name = spec.name
         self._bm25: bm25s.BM25 | None = None
-        self._vocab: dict[str, int] = {}
+        self.vocabulary: dict[str, int] = {}
         self._n = 0
 
     def fingerprint_config(self) -> dict[str, Any]:
@@ -77,17 +77,51 @@ class BM25Retriever:
         tokens = [self._tokens(t) for t in texts]
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(w, len(vocab)) for w in toks] for toks in tokens]
-        self._vocab = vocab
+        self.vocabulary = vocab
         self._bm25 = bm25s.BM25(k1=self.spec.k1, b=self.spec.b)
         if self._n and vocab:  # no stored rows (not indexed yet under this fingerprint): nothing to find
             self._bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
 
+    # Pickled (into a snapshot, interleaf/retrieve/snapshot.py) as bm25s's score arrays, which the
+    # snapshot maps, and the vocabulary as one Arrow column in id order: the word -> id dict is
+    # made again at the first query, not at every load. bm25s's own copy of the vocabulary is
+    # left out: its scores are asked by token ids.
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_vocab_ids", "_words")}
+        state["_words"] = pa.array(list(self.vocabulary), pa.large_string())  # a dict's order: its ids'
+        if self._bm25 is not None:
+            bm25 = object.__new__(type(self._bm25))
+            bm25.__dict__.update(self._bm25.__dict__, vocab_dict=None, unique_token_ids_set=None)
+            state["_bm25"] = bm25
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    @property
+    def vocabulary(self) -> dict[str, int]:
+        vocab = self.__dict__.get("_vocab_ids")
+        if vocab is None:
+            words = self.__dict__.get("_words")
+            vocab = {w: i for i, w in enumerate(words.to_pylist())} if words is not None else {}
+            self.__dict__["_vocab_ids"] = vocab
+        return vocab
+
+    @vocabulary.setter
+    def vocabulary(self, vocab: dict[str, int]) -> None:
+        self.__dict__["_vocab_ids"] = vocab
+        self.__dict__.pop("_words", None)
+
+    def prepare(self) -> None:
+        """Nothing to load: the vocabulary is made at the first query, which needs it."""
+
     def scores(self, queries: list[str]) -> np.ndarray:
         out = np.zeros((len(queries), self._n), dtype=np.float32)
-        if not self._n or not self._vocab:
+        vocab = self.vocabulary
+        if not self._n or not vocab:
             return out
         for i, q in enumerate(queries):
-            ids = [self._vocab[w] for w in self._tokens(q) if w in self._vocab]
+            ids = [vocab[w] for w in self._tokens(q) if w in vocab]
             if ids:
                 out[i] = self._bm25.get_scores(ids)
         return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -41,7 +42,28 @@ class QuoteCorpus:
     label_lines: list[str | None] = field(default_factory=list)  # "Table 2-2 ...": what names it as an item
 
     def __len__(self) -> int:
-        return len(self.quote_ids)
+        columns = self.__dict__.get("_columns")
+        return columns.num_rows if columns is not None else len(self.quote_ids)
+
+    # Pickled as Arrow columns, whose buffers a snapshot maps (interleaf/retrieve/snapshot.py); a
+    # restored corpus decodes a column into its list when the column is first read, so a load
+    # decodes nothing and a question decodes what it reads (the evidence texts only an evaluation).
+    def __reduce__(self) -> tuple[Any, ...]:
+        columns = self.__dict__.get("_columns")
+        if columns is None or any(name in self.__dict__ for name in self.__dataclass_fields__):
+            n = len(self.quote_ids)
+            # a corpus built without structure has no section ids or label lines: None for each quote
+            values = {name: getattr(self, name) or [None] * n for name in COLUMN_TYPES}
+            columns = pa.table({name: pa.array(values[name], type=t) for name, t in COLUMN_TYPES.items()})
+        return (_restored_corpus, (columns,))
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when the attribute is missing: a restored corpus's column, not decoded yet
+        columns = self.__dict__.get("_columns")
+        if columns is None or name not in COLUMN_TYPES:
+            raise AttributeError(name)
+        self.__dict__[name] = columns.column(name).to_pylist()
+        return self.__dict__[name]
 
     @property
     def modalities(self) -> list[Modality]:
@@ -49,6 +71,26 @@ class QuoteCorpus:
 
     def subset(self, keep: list[int]) -> QuoteCorpus:
         return QuoteCorpus(*([getattr(self, f)[i] for i in keep] for f in self.__dataclass_fields__))
+
+
+COLUMN_TYPES: dict[str, pa.DataType] = {
+    "quote_ids": pa.string(),
+    "doc_ids": pa.string(),
+    "page_idx": pa.int32(),
+    "kinds": pa.string(),
+    "texts": pa.large_string(),
+    "match_texts": pa.large_list(pa.large_string()),
+    "img_paths": pa.string(),
+    "section_ids": pa.string(),
+    "label_lines": pa.string(),
+}
+assert set(COLUMN_TYPES) == set(QuoteCorpus.__dataclass_fields__), "a QuoteCorpus field has no column type"
+
+
+def _restored_corpus(columns: pa.Table) -> QuoteCorpus:
+    corpus = QuoteCorpus.__new__(QuoteCorpus)
+    corpus.__dict__["_columns"] = columns
+    return corpus
 
 
 def _described(quote_texts: pa.Table | None) -> dict[str, list[str]]:

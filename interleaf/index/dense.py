@@ -122,7 +122,7 @@ class _Encoder:
         """Pickled without the model (a loaded index's snapshot): it is loaded again on first use."""
         return {**self.__dict__, "_model": None}
 
-    def _load(self) -> Any:
+    def load(self) -> Any:
         if self._model is None:
             spec = self.spec
             if spec.backend == "onnx":
@@ -153,7 +153,7 @@ class _Encoder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         prefix = INSTRUCTIONS[self.family][0 if query else 1]
-        model = self._load()
+        model = self.load()
         texts = [prefix + t for t in texts]
         if self.spec.backend in ("onnx", "transformers"):
             vecs = model.encode(texts)
@@ -198,6 +198,10 @@ class DenseRetriever:
 
     def load(self, corpus: QuoteCorpus, rows: pa.Table) -> None:
         self._matrix = matrix_for(corpus, rows)
+
+    def prepare(self) -> None:
+        if self._matrix.size:
+            self.encoder.load()
 
     def scores(self, queries: list[str]) -> np.ndarray:
         if not self._matrix.size:

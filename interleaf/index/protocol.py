@@ -46,6 +46,11 @@ class Retriever(Protocol):
         """Make `corpus` searchable from its stored rows."""
         ...
 
+    def prepare(self) -> None:
+        """Load what a first query needs besides the loaded rows (a query encoder; nothing for a
+        lexical one). Called once per loaded index, while a snapshot's digest is checked beside."""
+        ...
+
     def scores(self, queries: list[str]) -> np.ndarray:
         """(len(queries), len(loaded corpus)) similarity; higher is better; -inf where not indexed."""
         ...

@@ -40,7 +40,7 @@ class _ClipLike:
         self._model: Any = None
         self._processor: Any = None
 
-    def _load(self) -> tuple[Any, Any]:
+    def load(self) -> tuple[Any, Any]:
         if self._model is None:
             from transformers import AutoModel, AutoProcessor
 
@@ -51,7 +51,7 @@ class _ClipLike:
     def encode_text(self, texts: list[str]) -> np.ndarray:
         import torch
 
-        model, processor = self._load()
+        model, processor = self.load()
         # SigLIP was trained on max_length padding; CLIP accepts either
         inputs = processor(text=texts, padding="max_length", truncation=True, return_tensors="pt").to(self.device)
         with torch.inference_mode():
@@ -62,7 +62,7 @@ class _ClipLike:
         import torch
         from PIL import Image
 
-        model, processor = self._load()
+        model, processor = self.load()
         chunks = []
         for start in range(0, len(paths), batch_size):
             images = [Image.open(p).convert("RGB") for p in paths[start : start + batch_size]]
@@ -118,6 +118,11 @@ class VisualRetriever:
     def _widths(self, total: int) -> list[int]:
         # every model's width is learnt from a text probe: cheap, and no config to keep in sync
         return [e.encode_text(["probe"]).shape[1] for e in self.encoders] if total else []
+
+    def prepare(self) -> None:
+        if self._matrices:
+            for encoder in self.encoders:
+                encoder.load()
 
     def scores(self, queries: list[str]) -> np.ndarray:
         n = len(self._indexed)

@@ -1,18 +1,32 @@
-"""The loaded index kept on disk: one file per corpus, read in one go by every cold command.
+"""The loaded index kept on disk: one file per corpus, mapped by every cold command.
 
 Building the query-time index reads every document's quotes, descriptions, sections and index rows
 and composes each quote's indexed text, tokens and vector matrix: work that grows with the corpus
 and was done again by every `interleaf ask` and every server reload. The ingest builds it once
 when it publishes (`flows.plans.open_index`), and whoever loads an index first looks here.
 
-    <warehouse>/snapshots/<key>.index   b"interleaf-index 1\\n" + SHA-256 of the body + b"\\n" + body
+    <warehouse>/snapshots/<key>.index
+        b"interleaf-index 2\n" + XXH3-128 of the rest (32 hex) + b"\n"
+        + a JSON line: {"pickle": [offset, length], "buffers": [[offset, length], ...]}
+        + the pickle, then each buffer at a 64-byte boundary
 
-The body is the `LoadedIndex` pickled (protocol 5). The key is the retrieve stage's corpus-side
-upstream fingerprints (the corpus digest and every document stage's fingerprint; not the question
-side's), the index configuration, the source of the modules that build an index, and the versions
-of the libraries whose objects it holds: a file from other code is never read. A file whose digest does
-not match (damaged on disk) is set aside and the index built again; the snapshot is a saving,
-never the only copy of anything.
+The index is pickled with protocol 5 and its large buffers out of band (PEP 574): the embedding
+matrix, BM25's score arrays, the corpus's Arrow columns. Loading maps the file and hands the
+pickle views of the mapping, so those arrays are the page cache's bytes, not copies; what is
+decoded into Python objects is decoded when first used (`QuoteCorpus`, `LoadedIndex`,
+`BM25Retriever` say what), so a load costs about the same at 50 documents as at 2,000.
+
+Damage is caught by the digest, checked over the whole mapped file before anything is unpickled:
+XXH3 reads memory at several GB/s, so the check costs a few ms where SHA-256 cost tens (the digest
+is against damage on disk, not against someone who can write the warehouse). A file whose digest
+does not match is set aside and the index built again; the snapshot is a saving, never the only
+copy of anything. The file is replaced only by rename, never written in place, so a mapping in
+use keeps reading the bytes it was checked against.
+
+The key is the retrieve stage's corpus-side upstream fingerprints (the corpus digest and every
+document stage's fingerprint; not the question side's), the index configuration, the source of the
+modules that build an index, and the versions of the libraries whose objects it holds: a file from
+other code is never read.
 """
 
 from __future__ import annotations
@@ -20,21 +34,27 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import json
 import mmap
 import os
 import pickle
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from importlib import metadata
 from pathlib import Path
+
+import xxhash
 
 from interleaf.retrieve.loaded_index import LoadedIndex
 from interleaf.stage import source_digest
 from warehouse.store import Warehouse, atomic_write_bytes
 
 FOLDER = "snapshots"
-MAGIC = b"interleaf-index 1\n"
+MAGIC = b"interleaf-index 2\n"
+DIGEST_CHARS = 32  # XXH3-128, hex
+ALIGN = 64  # each out-of-band buffer starts at a cache-line boundary (numpy's SIMD loops like it)
 # the modules whose code shapes a loaded index (its corpus texts, retrievers, scopes)
 BUILT_BY = ("interleaf.index", "interleaf.retrieve", "interleaf.structure", "interleaf.text", "interleaf.kinds")
 LIBRARIES = ("numpy", "bm25s", "scipy", "pyarrow")
@@ -54,59 +74,108 @@ def path_of(wh: Warehouse, key: str) -> Path:
 
 
 def load(wh: Warehouse, key: str) -> LoadedIndex | None:
-    """The index stored under `key`, or None (none stored, or one found damaged and set aside)."""
+    """The index stored under `key`, or None (none stored, or one found damaged and set aside).
+    The index's arrays are views of the mapped file: the mapping lives as long as they do. Its
+    digest is checked beside: `LoadedIndex.ready()` says whether it matched."""
     path = path_of(wh, key)
     try:
-        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            index = _checked(data)
-    except (FileNotFoundError, ValueError):  # none stored; an empty file (mmap refuses it)
+        with path.open("rb") as file:
+            data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        return None
+    except ValueError:  # an empty file (mmap refuses it)
         index = None
-        if not path.exists():
-            return None
+    else:
+        index = _checked(data)
     if index is None:
-        with contextlib.suppress(OSError):
-            wh.set_aside(path)
+        set_aside(wh, key)
         return None
     with contextlib.suppress(OSError):
         os.utime(path)  # the most recently used are the ones kept
     return index
 
 
+def set_aside(wh: Warehouse, key: str) -> None:
+    """Move the snapshot stored under `key` out of the way (its digest did not match)."""
+    with contextlib.suppress(OSError):
+        wh.set_aside(path_of(wh, key))
+
+
 def _checked(data: mmap.mmap) -> LoadedIndex | None:
-    """The index `data` holds, or None when its digest does not match (damaged). Read from the
-    mapped file: the page cache's bytes are not copied once more before unpickling."""
-    head = len(MAGIC) + 65
-    body = memoryview(data)[head:]
-    # the digest is checked beside the unpickling, in a thread (hashlib lets go of the GIL over a
-    # large buffer): on two cores the check costs no time, and what a damaged body unpickled to is
-    # dropped before anyone sees it
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        digest = pool.submit(lambda: hashlib.sha256(body).hexdigest().encode())
+    """The index `data` holds, its digest checked beside (`LoadedIndex.ready` waits for the check),
+    or None when its layout does not hold together (damaged, or a file this code did not write)."""
+    head = len(MAGIC) + DIGEST_CHARS + 1
+    if data[: len(MAGIC)] != MAGIC:
+        return None
+    view = memoryview(data)
+    try:
+        layout_end = data.find(b"\n", head) + 1
+        layout = json.loads(data[head:layout_end])
+        start, length = layout["pickle"]
+        buffers = [view[o : o + n] for o, n in layout["buffers"]]
+        index = _unpickled(view[start : start + length], buffers)
+    except Exception:  # damaged bytes unpickle into errors of any kind: no index from them
+        index = None
+    if not isinstance(index, LoadedIndex):
+        view.release()
+        return None
+    index.attach_check(_digest_checked(view[head:], data[len(MAGIC) : head - 1]))
+    view.release()  # the buffers handed to the pickle and the one being hashed are views of their own
+    return index
+
+
+def _digest_checked(body: memoryview, stored: bytes) -> Future[bool]:
+    """Whether `body` hashes to `stored`, worked out in a thread: XXH3 lets go of the GIL, so on two
+    cores the check runs while the query encoders load (`LoadedIndex.ready`)."""
+    check: Future[bool] = Future()
+
+    def run() -> None:
         try:
-            index = _unpickled(body) if data[: len(MAGIC)] == MAGIC else None
-        except Exception:  # damaged bytes unpickle into errors of any kind: the digest decides
-            index = None
-        sound = data[len(MAGIC) : head - 1] == digest.result()
-    body.release()  # the map closes only once no view of it is left
-    return index if sound and isinstance(index, LoadedIndex) else None
+            check.set_result(xxhash.xxh3_128_hexdigest(body).encode() == stored)
+        finally:
+            body.release()
+
+    threading.Thread(target=run, name="snapshot-digest", daemon=True).start()
+    return check
 
 
 def save(wh: Warehouse, key: str, index: LoadedIndex) -> Path:
     """Store `index` under `key` (temporary name, then rename); older snapshots past KEEP go."""
-    body = pickle.dumps(index, protocol=5)
+    out_of_band: list[pickle.PickleBuffer] = []
+    body = pickle.dumps(index, protocol=5, buffer_callback=out_of_band.append)
+    raws = [b.raw() for b in out_of_band]
+    # the layout line names offsets from the file's start, so its own length must be known first:
+    # offsets are computed for a line padded to a width that holds them
+    head = len(MAGIC) + DIGEST_CHARS + 1
+    width = 64 + 48 * len(raws)
+    offset = _aligned(head + width)
+    placed = []
+    for raw in [memoryview(body), *raws]:
+        placed.append((offset, raw.nbytes))
+        offset = _aligned(offset + raw.nbytes)
+    layout = json.dumps({"pickle": list(placed[0]), "buffers": [list(x) for x in placed[1:]]}).encode()
+    rest = bytearray(offset - head)
+    rest[: len(layout) + 1] = layout + b"\n"
+    for (at, n), raw in zip(placed, [memoryview(body), *raws], strict=True):
+        rest[at - head : at - head + n] = raw.cast("B")
+    digest = xxhash.xxh3_128_hexdigest(rest).encode()
     path = path_of(wh, key)
-    atomic_write_bytes(path, MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    atomic_write_bytes(path, MAGIC + digest + b"\n" + bytes(rest))
     _prune(path.parent, keep=path)
     return path
 
 
-def _unpickled(body: memoryview) -> object:
-    """The pickled index, with the cyclic garbage collector paused: unpickling allocates a few
-    hundred thousand objects, and the collections they set off took most of the load's time."""
+def _aligned(offset: int) -> int:
+    return -(-offset // ALIGN) * ALIGN
+
+
+def _unpickled(body: memoryview, buffers: list[memoryview]) -> object:
+    """The pickled index, with the cyclic garbage collector paused: unpickling allocates many
+    objects, and the collections they set off would take much of the load's time."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return pickle.loads(body)
+        return pickle.loads(body, buffers=buffers)
     finally:
         if enabled:
             gc.enable()

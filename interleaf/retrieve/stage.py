@@ -301,13 +301,15 @@ class RetrieveStage:
     def load_index(self, given: StageInput) -> LoadedIndex:
         """The index over the corpus `given` names (its upstream fingerprints): the holder's when it
         holds that one, else read from the stored rows and built, replacing the one it held."""
+        wh = Warehouse(given.root)
+
+        def key() -> str:
+            corpus = {k: v for k, v in given.upstream.items() if k not in QUESTION_SIDE}
+            return snapshot.snapshot_key(canonical_json({"corpus": corpus, "index": self.index_config.model_dump()}))
 
         def build() -> LoadedIndex:
             # the snapshot the ingest stored for this corpus (interleaf/retrieve/snapshot.py), else built
-            wh = Warehouse(given.root)
-            corpus = {k: v for k, v in given.upstream.items() if k not in QUESTION_SIDE}
-            key = snapshot.snapshot_key(canonical_json({"corpus": corpus, "index": self.index_config.model_dump()}))
-            stored = snapshot.load(wh, key)
+            stored = snapshot.load(wh, key())
             if stored is not None:
                 return stored
             t = given.tables
@@ -316,10 +318,20 @@ class RetrieveStage:
                 self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows, sections=t["sections"]
             )
             with contextlib.suppress(WarehouseWriteError):  # a saving: a full disk costs the next load a build
-                snapshot.save(wh, key, index)
+                snapshot.save(wh, key(), index)
             return index
 
-        return self.indexes.get(canonical_json(given.upstream), build)
+        held = canonical_json(given.upstream)
+        index = self.indexes.get(held, build)
+        if index.ready():
+            return index
+        # the snapshot's bytes are damaged (its digest, checked beside the load, did not match):
+        # set aside, and the index built from the stored rows
+        self.indexes.clear()
+        snapshot.set_aside(wh, key())
+        index = self.indexes.get(held, build)
+        index.ready()
+        return index
 
     def run(self, given: StageInput) -> StageOutput:
         index = self.load_index(given)

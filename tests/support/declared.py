@@ -99,6 +99,9 @@ class WordCountRetriever:
         stored = dict(zip(rows.column("quote_id").to_pylist(), rows.column("text").to_pylist(), strict=True))
         self._words = [set(tokenize(stored.get(q, ""))) for q in corpus.quote_ids]
 
+    def prepare(self) -> None:
+        pass
+
     def scores(self, queries: list[str]) -> np.ndarray:
         out = np.zeros((len(queries), len(self._words)), dtype=np.float32)
         for i, q in enumerate(queries):
