@@ -42,7 +42,7 @@ def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(root).expanduser().resolve()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes | bytearray) -> None:
     """Write `data` to `path` whole or not at all. A failed write (no space left, say) leaves no
     temporary behind and raises WarehouseWriteError naming `path`: the user's error line."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")

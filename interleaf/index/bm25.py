@@ -95,9 +95,6 @@ class BM25Retriever:
             state["_bm25"] = bm25
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
     @property
     def vocabulary(self) -> dict[str, int]:
         vocab = self.__dict__.get("_vocab_ids")

@@ -16,11 +16,12 @@ pickle views of the mapping, so those arrays are the page cache's bytes, not cop
 decoded into Python objects is decoded when first used (`QuoteCorpus`, `LoadedIndex`,
 `BM25Retriever` say what), so a load costs about the same at 50 documents as at 2,000.
 
-Damage is caught by the digest, checked over the whole mapped file before anything is unpickled:
-XXH3 reads memory at several GB/s, so the check costs a few ms where SHA-256 cost tens (the digest
-is against damage on disk, not against someone who can write the warehouse). A file whose digest
-does not match is set aside and the index built again; the snapshot is a saving, never the only
-copy of anything. The file is replaced only by rename, never written in place, so a mapping in
+Damage is caught by the digest over the whole file, computed in a thread beside the load while
+the query encoders load; `LoadedIndex.ready()` waits for it before the first search. XXH3 reads
+memory at several GB/s, so the check costs a few ms where SHA-256 cost tens (the digest is against
+damage on disk, not against someone who can write the warehouse). A file whose layout does not
+unpickle, or whose digest does not match, is set aside and the index built again; the snapshot is
+a saving, never the only copy of anything. The file is replaced only by rename, never written in place, so a mapping in
 use keeps reading the bytes it was checked against.
 
 The key is the retrieve stage's corpus-side upstream fingerprints (the corpus digest and every
@@ -143,24 +144,25 @@ def save(wh: Warehouse, key: str, index: LoadedIndex) -> Path:
     """Store `index` under `key` (temporary name, then rename); older snapshots past KEEP go."""
     out_of_band: list[pickle.PickleBuffer] = []
     body = pickle.dumps(index, protocol=5, buffer_callback=out_of_band.append)
-    raws = [b.raw() for b in out_of_band]
+    parts = [memoryview(body), *(b.raw() for b in out_of_band)]
     # the layout line names offsets from the file's start, so its own length must be known first:
-    # offsets are computed for a line padded to a width that holds them
+    # offsets are computed for a line padded to a width that holds them (13 digits per number)
     head = len(MAGIC) + DIGEST_CHARS + 1
-    width = 64 + 48 * len(raws)
+    width = 64 + 48 * len(parts)
     offset = _aligned(head + width)
     placed = []
-    for raw in [memoryview(body), *raws]:
-        placed.append((offset, raw.nbytes))
-        offset = _aligned(offset + raw.nbytes)
+    for part in parts:
+        placed.append((offset, part.nbytes))
+        offset = _aligned(offset + part.nbytes)
     layout = json.dumps({"pickle": list(placed[0]), "buffers": [list(x) for x in placed[1:]]}).encode()
-    rest = bytearray(offset - head)
-    rest[: len(layout) + 1] = layout + b"\n"
-    for (at, n), raw in zip(placed, [memoryview(body), *raws], strict=True):
-        rest[at - head : at - head + n] = raw.cast("B")
-    digest = xxhash.xxh3_128_hexdigest(rest).encode()
+    assert len(layout) < width, "the layout line outgrew its room"
+    data = bytearray(offset)  # the file, filled in place: no copy of the buffers but this one
+    data[head : head + len(layout) + 1] = layout + b"\n"
+    for (at, n), part in zip(placed, parts, strict=True):
+        data[at : at + n] = part.cast("B")
+    data[:head] = MAGIC + xxhash.xxh3_128_hexdigest(memoryview(data)[head:]).encode() + b"\n"
     path = path_of(wh, key)
-    atomic_write_bytes(path, MAGIC + digest + b"\n" + bytes(rest))
+    atomic_write_bytes(path, data)
     _prune(path.parent, keep=path)
     return path
 

@@ -302,23 +302,23 @@ class RetrieveStage:
         """The index over the corpus `given` names (its upstream fingerprints): the holder's when it
         holds that one, else read from the stored rows and built, replacing the one it held."""
         wh = Warehouse(given.root)
+        corpus = {k: v for k, v in given.upstream.items() if k not in QUESTION_SIDE}
 
-        def key() -> str:
-            corpus = {k: v for k, v in given.upstream.items() if k not in QUESTION_SIDE}
-            return snapshot.snapshot_key(canonical_json({"corpus": corpus, "index": self.index_config.model_dump()}))
-
-        def build() -> LoadedIndex:
+        def build(from_snapshot: bool = True) -> LoadedIndex:
             # the snapshot the ingest stored for this corpus (interleaf/retrieve/snapshot.py), else built
-            stored = snapshot.load(wh, key())
+            key = snapshot.snapshot_key(canonical_json({"corpus": corpus, "index": self.index_config.model_dump()}))
+            stored = snapshot.load(wh, key) if from_snapshot else None
             if stored is not None:
                 return stored
+            if not from_snapshot:
+                snapshot.set_aside(wh, key)
             t = given.tables
             rows = rows_of_retrievers(self.index_config, t)
             index = load_index(
                 self.index_config, t["quotes"], t["documents"], t["quote_texts"], rows, sections=t["sections"]
             )
             with contextlib.suppress(WarehouseWriteError):  # a saving: a full disk costs the next load a build
-                snapshot.save(wh, key(), index)
+                snapshot.save(wh, key, index)
             return index
 
         held = canonical_json(given.upstream)
@@ -328,9 +328,8 @@ class RetrieveStage:
         # the snapshot's bytes are damaged (its digest, checked beside the load, did not match):
         # set aside, and the index built from the stored rows
         self.indexes.clear()
-        snapshot.set_aside(wh, key())
-        index = self.indexes.get(held, build)
-        index.ready()
+        index = self.indexes.get(held, lambda: build(from_snapshot=False))
+        index.ready()  # its encoders: an index built from rows has no digest to wait for
         return index
 
     def run(self, given: StageInput) -> StageOutput:
