@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from interleaf.config import load_settings  # noqa: E402
 from interleaf.evaluate.ablation import Variant  # noqa: E402
 from interleaf.evaluate.metrics.correctness import fold  # noqa: E402
+from interleaf.generate.abbreviations import defined_abbreviations  # noqa: E402
 from interleaf.generate.answer_features import FEATURES  # noqa: E402
 from interleaf.generate.answer_ranker import FITTED  # noqa: E402
 from interleaf.generate.offline import can_answer, rank_part  # noqa: E402
@@ -92,8 +93,9 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
         if not units or not relevance.parts:
             continue
         labels = image_labels(request.quotes)
+        defined = defined_abbreviations(q.text for q in request.quotes)
         for part in relevance.parts[:1]:  # the question's first part: where its answer is sought first
-            c = rank_part(request, part, units, labels, relevance)
+            c = rank_part(request, part, units, labels, relevance, defined)
             keep = np.array([can_answer(part, u) for u in c.units])  # what the composer may choose
             if not keep.any():
                 continue

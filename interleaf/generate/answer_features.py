@@ -62,11 +62,21 @@ FEATURES = (
     "similarity",  # cosine similarity of its embedding to the question's (similarity.py)
     "similarity_gap",  # how far under the context's most similar candidate it is
     "anchor_absent",  # the part names something (a name, a number, a quoted phrase) no quote of the context holds
+    "anchors_missing",  # the share of the part's required anchors the candidate (read with its evidence) lacks
+    "anchors_off_page",  # ... that no context quote of the candidate's page holds
+    "times_off_page",  # the share of the part's years and dates no context quote of its page holds
 )
 
 _WANTS_QUANTITY = re.compile(
     r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|tall|wide|heavy)|what\s+(?:percentage|percent|share"
     r"|proportion|number|amount|fraction|ratio|rate))\b",
+    re.I,
+)
+# "Answer in million.", "Please write the answer in int format", "Give me an integer": the asker says
+# the answer is a number by saying how to write it
+_NUMBER_FORMAT = re.compile(
+    r"\b(?:answer|write|give|return|round|express|report)\w*\b[^.?!\n]{0,40}?\b(?:int|integer|float|decimal|number"
+    r"|million|billion|thousand|percent|percentage)s?\b|\b(?:int|integer|float)\s+format\b",
     re.I,
 )
 _YEAR_OR_MONTH = re.compile(
@@ -84,7 +94,7 @@ class Candidates:
 
 
 def wants_quantity(question: str) -> bool:
-    return _WANTS_QUANTITY.search(question) is not None
+    return _WANTS_QUANTITY.search(question) is not None or _NUMBER_FORMAT.search(question) is not None
 
 
 def candidate_features(
@@ -123,6 +133,7 @@ def candidate_features(
         near = {t for t in weights if t in context[u.quote.quote_id]} - own
         held = [c for c, ids in holders.items() if id(u) in ids and c in cue_weight]
         finding = relevance.check(part, ev)
+        off_page, times_off_page = relevance.off_page(part, u.quote)
         labels = _row_labels(u)
         values = {
             "coverage": sum(weights[t] for t in own) / total,
@@ -151,6 +162,9 @@ def candidate_features(
             "similarity": float(similarity[i]),
             "similarity_gap": float(top_similarity - similarity[i]),
             "anchor_absent": absent,
+            "anchors_missing": len(finding.missing) / len(part.required) if part.required else 0.0,
+            "anchors_off_page": off_page,
+            "times_off_page": times_off_page,
         }
         rows[i] = [values[name] for name in FEATURES]
     return rows

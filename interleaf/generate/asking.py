@@ -18,7 +18,7 @@ read questions through it, so both judge "the documents do not say" the same way
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from interleaf.expand.rules import anchors
@@ -184,15 +184,42 @@ def question_parts(question: str) -> list[Part]:
     for text in _split(question):
         for sub in _distribute(text):
             out.append(_part(sub, numbers, sources, question))
+    if _instructed_number(question):  # "How many ...? Give me an integer.": each part wants a number
+        out = [replace(p, want="number") if p.want == "text" else p for p in out]
     return out
 
 
 def _split(question: str) -> list[str]:
     pieces = [p.strip() for p in _SPLIT_SENT.split(question) if p.strip()]
+    pieces = pieces[:1] + [p for p in pieces[1:] if not is_instruction(p)]
     out: list[str] = []
     for p in pieces:
         out += [s.strip(" ,") for s in _SPLIT_AND.split(p) if s.strip(" ,")]
     return out or [question]
+
+
+# "Please write the answer in int format.", "Answer in million.", "Round your answer to three decimal
+# places", "Directly answer 'yes' or 'no'.": a sentence that says how to write the answer asks nothing
+_INSTRUCTION = re.compile(
+    r"^(?:please\s+)?(?:(?:directly\s+)?answer|write|give|return|round|represent|list|format|save|express|report"
+    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b",  # \w*: "writeh", a typo the asker left
+    re.I,
+)
+# ... and says the answer is a number: "in int format", "a rounded integer", "in million", "to three decimal"
+_NUMBER_INSTRUCTION = re.compile(
+    r"\b(?:int|integer|float|floa?t|decimals?|numbers?|million|billion|thousand|percent|percentage)\b", re.I
+)
+
+
+def is_instruction(piece: str) -> bool:
+    """A sentence of the question that says how to write the answer, asking nothing of its own."""
+    return _asking(piece) is None and _INSTRUCTION.match(piece.strip()) is not None
+
+
+def _instructed_number(question: str) -> bool:
+    """The question's instructions say the answer is a number ("Give me an integer.")."""
+    pieces = [p.strip() for p in _SPLIT_SENT.split(question) if p.strip()][1:]
+    return any(is_instruction(p) and _NUMBER_INSTRUCTION.search(p) for p in pieces)
 
 
 def _distribute(part: str) -> list[str]:

@@ -135,7 +135,7 @@ class OfflineGenerator:
         defined = defined_abbreviations(q.text for q in request.quotes)
         answers: list[PartAnswer] = []
         for part in relevance.parts:
-            candidates = rank_part(request, part, units, labels, relevance)
+            candidates = rank_part(request, part, units, labels, relevance, defined)
             ranked = tuple(
                 _without_repeats(
                     sorted(
@@ -160,14 +160,19 @@ class OfflineGenerator:
 
 
 def rank_part(
-    request: AnswerRequest, part: Part, units: Sequence[Unit], labels: dict[str, str], relevance: Relevance
+    request: AnswerRequest,
+    part: Part,
+    units: Sequence[Unit],
+    labels: dict[str, str],
+    relevance: Relevance,
+    defined: dict[str, str],
 ) -> Candidates:
     """Every candidate of the context for one part of the question, with its rule-based score and
-    its feature row (answer_features.py): what the fitted ranker reads, here and when it is fitted."""
+    its feature row (answer_features.py): what the fitted ranker reads, here and when it is fitted.
+    `defined`: the abbreviations the context's quotes define (abbreviations.defined_abbreviations)."""
     single = len(relevance.parts) == 1
     question, clauses = (request.question, request.clauses[1:]) if single else (part.text, ())
     # "WebQuestions" finds the column the document abbreviates "WQ", and the other way round
-    defined = defined_abbreviations(q.text for q in request.quotes)
     question = with_abbreviations(question, defined)
     scored = score_units(question, clauses, units, labels, request.quotes)
     evidence = [evidence_of(u, units) for u in units]

@@ -133,23 +133,40 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
 
 
 def _new_words(sentence: str, question: str) -> str | None:
-    """The longest run of the sentence's words that the question does not have, without the
-    function words at its ends: "... was conceived at [the Berlin School of Experimental Psychology]"."""
+    """The longest run of the sentence's words that the question does not have (of at most
+    `_MAX_SPAN` words), without the function words at its ends; a run that ends in a capitalised word
+    goes on through the capitalised words after it, the rest of the name it starts: "... was conceived
+    at [the Berlin School of Experimental] Psychology" gives "Berlin School of Experimental Psychology"."""
     asked = set(content_words(question)) | {w.casefold() for w in question.split()}
     words = sentence.split()
     runs: list[list[str]] = [[]]
-    for w in words:
+    name_tail = False  # the run's last words are asked ones that finish a name it started
+    for i, w in enumerate(words):
         bare = w.strip(".,;:()[]\"'“”‘’")
         stems = set(content_words(bare))
         if bare.casefold() in asked or (stems and all(any(_near(s, a) for a in asked) for s in stems)):
+            if runs[-1] and _capitalised(runs[-1][-1]) and _capitalised(w) and not _ends_clause(words[i - 1]):
+                runs[-1].append(w)  # the name the run started goes on
+                name_tail = True
+                continue
             runs.append([])
+        elif name_tail and not (_capitalised(w) and not _ends_clause(words[i - 1])):
+            runs.append([w])  # past the name: a new run
         else:
             runs[-1].append(w)
-    trimmed = [_trim(r) for r in runs]
+        name_tail = False
+    trimmed = [t for r in runs if (t := _trim(r)) and len(t) <= _MAX_SPAN]
     best = max(trimmed, key=len, default=[])
-    if not best or len(best) > _MAX_SPAN:
-        return None
-    return " ".join(best).strip(".,;:")
+    return " ".join(best).strip(".,;:") or None
+
+
+def _capitalised(word: str) -> bool:
+    bare = word.strip(".,;:()[]\"'“”‘’")
+    return bool(bare) and bare[0].isupper()
+
+
+def _ends_clause(word: str) -> bool:
+    return word.endswith((".", ",", ";", ":", ")"))
 
 
 def _near(word: str, asked: str) -> bool:

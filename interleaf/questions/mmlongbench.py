@@ -17,7 +17,7 @@ from typing import Any
 
 from interleaf.errors import InterleafError
 from interleaf.evaluate.mmlongbench import SOURCE_NAMES, Sample, read_samples
-from interleaf.questions.stage import QuestionSet, _digest
+from interleaf.questions.stage import QuestionSet, question_set_digest
 
 # evidence source (as source_name gives it) -> the modality of Interleaf's evidence items
 _MODALITY = {"Text": "text", "Layout": "layout", "Table": "table", "Chart": "chart", "Figure": "figure"}
@@ -72,4 +72,4 @@ def read_mmlongbench(path: str | Path) -> QuestionSet:
     rows = [question_row(i, s) for i, s in enumerate(samples)]
     if not rows:
         raise InterleafError(f"{path}: no sample in the file")
-    return QuestionSet(_digest(rows), str(path), rows)
+    return QuestionSet(question_set_digest(rows), str(path), rows)

@@ -34,7 +34,7 @@ class QuestionSet:
     rejects: list[tuple[str | None, str]] = field(default_factory=list)
 
 
-def _digest(payload: Any) -> str:
+def question_set_digest(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -77,7 +77,7 @@ def read_question_file(path: str | Path) -> QuestionSet:
         )
     if not rows:
         raise InterleafError(f"{path}: no question could be read ({len(rejects)} lines rejected)")
-    return QuestionSet(_digest(rows), str(path), rows, rejects)
+    return QuestionSet(question_set_digest(rows), str(path), rows, rejects)
 
 
 NO_GOLD: dict[str, Any] = {
@@ -125,7 +125,7 @@ def single_question(question: str, doc_names: list[str] | None = None, context: 
         row["context"] = context
     row["doc_names"] = names
     row |= {"answer": None, "evidence_json": None, "question_type": None} | NO_GOLD
-    return QuestionSet(_digest(row), "ask", [row])
+    return QuestionSet(question_set_digest(row), "ask", [row])
 
 
 class QuestionsStage:
