@@ -12,7 +12,8 @@ ranker is scikit-learn's LogisticRegression on standardised features (the librar
 regularisation, C=1); the abstention threshold is the one that maximises the share of questions
 handled right on the fitting questions (an answerable one: its best candidate holds the answer and
 reaches the threshold; an unanswerable one: its best candidate does not reach it) among those that
-refuse at most `--max-false-abstention` of the answerable ones.
+refuse at most `--max-false-abstention` of the answerable ones. A question the composer refuses
+whatever the threshold (no candidate of the kind its first part asks for) counts there as refused.
 
 Before the final fit it cross-validates by document (GroupKFold: no document's candidates on both
 sides) and prints the held-out folds' figures; they, with the sets and counts, go into the file.
@@ -58,6 +59,9 @@ class Examples:
     document: list[str]
     answerable: dict[str, bool]
     text: list[str] = field(default_factory=list)  # each candidate's text: for reading the examples
+    # questions the composer refuses whatever the threshold (no candidate it may write), and their
+    # documents: they count in the figures the threshold is chosen on, as the product refuses them
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def holds(text: str, gold: list[str]) -> bool:
@@ -90,7 +94,9 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
         pages = {int(e["page"]) - 1 for e in json.loads(q["evidence_json"] or "[]")}
         relevance = Relevance(request.question, request.quotes)
         units = [u for quote in request.quotes for u in units_of(quote)]
+        document = q["doc_name"] or "(corpus)"
         if not units or not relevance.parts:
+            into.refused[qid] = document
             continue
         labels = image_labels(request.quotes)
         defined = defined_abbreviations(q.text for q in request.quotes)
@@ -98,6 +104,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
             c = rank_part(request, part, units, labels, relevance, defined)
             keep = np.array([can_answer(part, u) for u in c.units])  # what the composer may choose
             if not keep.any():
+                into.refused[qid] = document
                 continue
             into.x.append(c.matrix[keep])
             kept = [u for u, k in zip(c.units, keep, strict=True) if k]
@@ -105,7 +112,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
             into.y.append(np.array([holds(u.text, must) and (not pages or u.quote.page_idx in pages) for u in kept]))
             into.question += [qid] * int(keep.sum())
             into.text += [u.text for u, k in zip(c.units, keep, strict=True) if k]
-            into.document += [q["doc_name"] or "(corpus)"] * int(keep.sum())  # one group per document, whatever set
+            into.document += [document] * int(keep.sum())  # one group per document, whatever set
     print(f"{questions_path.name}: {len(requests)} questions over {warehouse}", flush=True)
 
 
@@ -139,7 +146,7 @@ def best_threshold(
 ) -> float:
     """The threshold that handles the most questions right among those that refuse at most
     `max_false_abstention` of the answerable questions (ties: the lowest, abstaining least)."""
-    grid = sorted({p for p, _ in outcomes.values()} | {0.0})
+    grid = sorted({p for p, _ in outcomes.values() if p >= 0} | {0.0})
     scores = []
     for t in grid:
         f = figures(outcomes, answerable, t)
@@ -183,6 +190,7 @@ def main() -> int:
         documents = np.concatenate([d["document"] for d in loaded])
         for d in loaded:
             ex.answerable |= json.loads(str(d["answerable"]))
+            ex.refused |= json.loads(str(d["refused"])) if "refused" in d else {}
         args.set = (
             [s for d in loaded for s in json.loads(str(d["sets"]))] if all("sets" in d for d in loaded) else args.set
         )
@@ -204,6 +212,7 @@ def main() -> int:
                 question=questions,
                 document=documents,
                 answerable=json.dumps(ex.answerable),
+                refused=json.dumps(ex.refused),
                 text=np.array(ex.text),
                 sets=json.dumps(args.set),
             )
@@ -212,11 +221,14 @@ def main() -> int:
         f"{len(x)} candidates of {len(set(questions))} questions in {len(set(documents))} documents; {y.sum()} hold it"
     )
 
-    held_out: dict[str, tuple[float, bool]] = {}
+    refused = {q: (-1.0, False) for q in ex.refused}  # below any threshold
+    held_out: dict[str, tuple[float, bool]] = dict(refused)
     thresholds = []
     for train, test in GroupKFold(n_splits=args.folds).split(x, y, documents):
         model = fit(x[train], y[train])
         inside = question_outcomes(model.predict_proba(x[train])[:, 1], y[train], questions[train])
+        trained_on = set(documents[train])
+        inside |= {q: refused[q] for q, document in ex.refused.items() if document in trained_on}
         threshold = best_threshold(inside, ex.answerable, args.max_false_abstention)
         thresholds.append(threshold)
         outside = question_outcomes(model.predict_proba(x[test])[:, 1], y[test], questions[test])
@@ -225,7 +237,7 @@ def main() -> int:
     print("held-out folds (by document):", json.dumps(cv))
 
     model = fit(x, y)
-    outcomes = question_outcomes(model.predict_proba(x)[:, 1], y, questions)
+    outcomes = question_outcomes(model.predict_proba(x)[:, 1], y, questions) | refused
     threshold = best_threshold(outcomes, ex.answerable, args.max_false_abstention)
     print("fitting questions:", json.dumps(figures(outcomes, ex.answerable, threshold)), "threshold", threshold)
     scaler, lr = model[0], model[1]
@@ -238,7 +250,12 @@ def main() -> int:
         "threshold": threshold,
         "threshold_rule": f"most questions handled right with false abstention <= {args.max_false_abstention}",
         "fitted_on": [Path(s.partition("=")[2]).as_posix().split("/shared/")[-1] for s in args.set],
-        "examples": {"candidates": len(x), "questions": len(set(questions)), "documents": len(set(documents))},
+        "examples": {
+            "candidates": len(x),
+            "questions": len(set(questions)),
+            "documents": len(set(documents)),
+            "refused_whatever_the_threshold": len(ex.refused),
+        },
         "cross_validation": {"folds": args.folds, "by": "document", "held_out": cv, "fold_thresholds": thresholds},
         "fitted_at": datetime.date.today().isoformat(),
         "commit": current_commit(),

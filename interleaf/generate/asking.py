@@ -32,7 +32,8 @@ _ENGLISH_WH = ("what", "which", "who", "whom", "whose", "when", "where", "why", 
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how|combien|quel|quelle|quels|quelles)"
 # Where one question ends and the next begins: "?" or ";", and ", and how/what ..." (as the rules
 # expander splits: interleaf/expand/rules.py)
-_SPLIT_SENT = re.compile(r"(?<=[?;])\s+")
+# after "?" or ";": a space, or a capital straight after it ("... in the report?Please write ...")
+_SPLIT_SENT = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
 _SPLIT_AND = re.compile(rf"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?={_WH}\b)", re.I)
 # Words that end the phrase a wh-word asks about: "what [Top-20 retrieval accuracy] does ...".
 _VERBS = frozenset(

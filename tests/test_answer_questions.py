@@ -1,0 +1,103 @@
+"""How the offline answer step reads a question, on real questions: the MMLongBench-Doc dev half's
+(../shared/benchmarks/mmlongbench-dev/qa_dev.jsonl, written by people) and the DPR paper's own
+tables as the pipeline stores them (docs/dpr-emnlp2020.pdf)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from interleaf.generate.asking import is_instruction, question_parts
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.generate.relevance import Relevance
+from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
+
+BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
+DOC = "dpr-emnlp2020.pdf"
+
+
+@pytest.fixture(scope="module")
+def dev_questions() -> list[dict]:
+    path = BENCH / "qa_dev.jsonl"
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_format_instructions_are_not_parts_of_the_question(dev_questions: list[dict]) -> None:
+    # "... in the Appendix in the paper? Please write down the answer into int format.": the second
+    # sentence says how to write the answer; it asks nothing to be looked for
+    instructed = [q for q in dev_questions if any(is_instruction(p) for p in q["question"].split("? ")[1:])]
+    assert len(instructed) >= 40, len(instructed)  # the benchmark's askers often say how to write it
+    for q in instructed:
+        parts = question_parts(q["question"])
+        assert parts and not any(is_instruction(p.text) for p in parts), (q["id"], [p.text for p in parts])
+    # one that says the answer is a number makes every part ask for one
+    integer = next(q for q in instructed if q["question"].rstrip(".").endswith("rounded integer"))
+    assert [p.want for p in question_parts(integer["question"])] == ["number"], integer["question"]
+    # a question of two real parts keeps both
+    two = "How many strengths are metioned in Appendix C? How many weaknesses are metioned in Appendix C?"
+    assert len(question_parts(two)) == 2
+
+
+@pytest.fixture(scope="module")
+def tables(corpus_warehouse: IngestedWarehouse) -> tuple[ContextQuote, ...]:
+    """The DPR paper's tables (image quotes with their table Markdown) and their pages' text quotes."""
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "select q.quote_id, q.page_idx, q.kind, q.text, q.caption, t.table_md from quotes q "
+        "left join quote_texts t on t.quote_id = q.quote_id join documents d on d.doc_id = q.doc_id "
+        f"where d.name = '{DOC}' and q.page_idx in (select q2.page_idx from quotes q2 join quote_texts t2 "
+        "on t2.quote_id = q2.quote_id where t2.table_md is not null and q2.doc_id = q.doc_id) order by q.quote_id",
+    )
+    numbers = {"text": 0, "image": 0}
+    out = []
+    for r in rows:
+        modality = "image" if r["table_md"] else "text"
+        numbers[modality] += 1
+        text = r["table_md"] or r["text"] or ""
+        out.append(
+            ContextQuote(
+                r["quote_id"], modality, numbers[modality], "dpr", DOC, r["page_idx"], r["kind"], text, r["caption"]
+            )
+        )
+    assert any("BM25 + DPR" in q.text for q in out)
+    return tuple(out)
+
+
+def test_an_instructed_question_is_answered_with_one_value(tables: tuple[ContextQuote, ...]) -> None:
+    # before instructions were set apart, "Answer in percentage." was a second part, answered by a
+    # value of its own, and the short answer was a list of two
+    (a,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", "What Top-20 accuracy does BM25 get on NQ in Table 2? Answer in percentage.", tables)],
+        lambda p: b"",
+    )
+    assert a.answerable and a.short_answer == "59.1", (a.short_answer, a.markdown)
+
+
+def test_what_the_question_names_is_looked_for_on_the_candidates_page(tables: tuple[ContextQuote, ...]) -> None:
+    table = next(q for q in tables if "BM25 + DPR" in q.text)
+    named = Relevance("What Top-20 accuracy does BM25 get on NQ in Table 2?", tables)
+    assert named.off_page(named.parts[0], table) == (0.0, 0.0)
+    # a system and a year the paper's table pages never print: of the part's required anchors,
+    # "Top-20" and "NQ" are on the page and "ColBERT" is not; its one year is not
+    other = Relevance("What Top-20 accuracy did ColBERT get on NQ in 2023?", tables)
+    required = sorted(a.text for a in other.parts[0].required)
+    assert required == ["ColBERT", "NQ", "Top-20"], required
+    assert other.off_page(other.parts[0], table) == (1 / 3, 1.0)
+
+
+def test_a_name_the_answer_starts_is_finished(dev_questions: list[dict]) -> None:
+    # the question's own words end the name the answer begins ("... Experimental Psychology"); the
+    # sentence as the dev half's document prints it (page 2 of its first document)
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-001")
+    sentence = (
+        "Gestalt psychology was conceived in the Berlin School of Experimental Psychology, and tries to "
+        "understand the laws of our ability to acquire and maintain meaningful perceptions."
+    )
+    context = (ContextQuote("t1", "text", 1, "d", q["doc"], 1, "text", sentence),)
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], context)], lambda p: b"")
+    assert a.short_answer == q["answer"], (a.short_answer, a.markdown)
