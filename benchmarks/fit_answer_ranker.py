@@ -145,14 +145,23 @@ def best_threshold(
     outcomes: dict[str, tuple[float, bool]], answerable: dict[str, bool], max_false_abstention: float
 ) -> float:
     """The threshold that handles the most questions right among those that refuse at most
-    `max_false_abstention` of the answerable questions (ties: the lowest, abstaining least)."""
+    `max_false_abstention` of the answerable questions of each set (the bound is each dev set's, not
+    their pool's: a set of easy questions does not buy refusals on another); ties: the lowest,
+    abstaining least."""
     grid = sorted({p for p, _ in outcomes.values() if p >= 0} | {0.0})
+    sets: dict[str, dict[str, tuple[float, bool]]] = {}
+    for q, outcome in outcomes.items():
+        sets.setdefault(question_set(q), {})[q] = outcome
     scores = []
     for t in grid:
-        f = figures(outcomes, answerable, t)
-        if f["false_abstention"] <= max_false_abstention:
-            scores.append((f["handled_right"], -t))
-    return -max(scores)[1]
+        if all(figures(of_set, answerable, t)["false_abstention"] <= max_false_abstention for of_set in sets.values()):
+            scores.append((figures(outcomes, answerable, t)["handled_right"], -t))
+    return -max(scores, default=(0.0, -0.0))[1]
+
+
+def question_set(question: str) -> str:
+    """The set a question id (`SET:ID`, as `collect` tags it) is of."""
+    return question.partition(":")[0]
 
 
 def fit(x: np.ndarray, y: np.ndarray):
@@ -201,7 +210,8 @@ def main() -> int:
             warehouse, sep, questions_file = item.partition("=")
             if not sep:
                 parser.error(f"--set {item!r} is not WAREHOUSE=QUESTIONS")
-            collect(Path(warehouse), Path(questions_file), args.config, ex, Path(questions_file).stem)
+            path = Path(questions_file)  # the tag names the set: "mmlongbench-dev/qa_dev"
+            collect(Path(warehouse), path, args.config, ex, f"{path.parent.name}/{path.stem}")
         x, y = np.vstack(ex.x), np.concatenate(ex.y)
         questions, documents = np.array(ex.question), np.array(ex.document)
         if cache:
