@@ -84,3 +84,27 @@ def test_a_number_of_the_wrong_row_is_not_backed_by_the_table(context: tuple[Con
     # another column of the right row is no better: 66.9 is TriviaQA's
     other = check_answer(f"BM25 reaches 66.9 Top-20 accuracy on NQ. {image}", context, question=question)
     assert other.sentences[0].supported is False
+
+
+def test_a_difference_is_worked_out_from_the_two_cells(context: tuple[ContextQuote, ...]) -> None:
+    # "BM25 + DPR" (76.6) against "BM25" (59.1), Top-20 on NQ: the answer gives both cells and what
+    # they differ by, and the short answer is the difference
+    question = "How much higher is the Top-20 accuracy of BM25 + DPR than BM25 on NQ in Table 2?"
+    markdown, short = _answer(context, question)
+    assert "76.6" in markdown and "59.1" in markdown and "a difference of 17.5 (76.6 − 59.1)" in markdown, markdown
+    assert short == "17.5"
+    # "between X and Y" names the two sides too; the larger is written first
+    _, short = _answer(
+        context, "What is the difference between the Top-20 accuracy of BM25 and DPR on TREC in Table 2?"
+    )
+    assert short == "8.9"  # 79.8 (Single DPR) − 70.9 (BM25)
+    # the worked-out value is checked through the cells it comes from: backed here, not when a
+    # cell is another row's
+    (sentence,) = check_answer(markdown, context, question=question).sentences
+    assert sentence.supported is True and sentence.values_backed, sentence.citations[0].reason
+    table = next(q for q in context if "BM25 + DPR" in q.text)
+    wrong = (  # 78.4 is Single DPR's, not BM25's
+        "BM25 + DPR gets 76.6 and BM25 gets 78.4 Top-20 on NQ, a difference of 1.8 (78.4 − 76.6). "
+        f"![Table 2](image{table.number})"
+    )
+    assert check_answer(wrong, context, question=question).sentences[0].supported is False

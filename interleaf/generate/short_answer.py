@@ -16,7 +16,7 @@ from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.sentences import content_words, numbers_in
-from interleaf.generate.table_cells import asked_columns, label_columns
+from interleaf.generate.table_cells import asked_columns, difference, label_columns
 
 NOT_ANSWERABLE = "Not answerable"
 # the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
@@ -83,6 +83,10 @@ def _plain(answers: Sequence[_Answered]) -> str:
 
 def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> str | None:
     text = part.text or question
+    if unit.row is not None:  # "how much higher ... than ...": the difference the answer works out
+        worked_out = difference(part, [u.row for u in units if u.quote is unit.quote and u.row is not None], unit.row)
+        if worked_out is not None:
+            return worked_out.value
     if part.want in ("number", "money") or wants_quantity(text):
         return _number_of(part, unit, units)
     if part.want == "date":
@@ -118,6 +122,9 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
             )
             if found:
                 return found[0]
+    parallel = _value_of_year(part, unit.text)
+    if parallel is not None:
+        return parallel
     tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(unit.text)]
     asked = set(content_words(part.text))
     where = [pos for pos, tok in tokens if set(content_words(tok)) & asked]
@@ -130,6 +137,23 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
         if best is None or distance < best[0]:
             best = (distance, found[0])
     return best[1] if best else None
+
+
+_YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,]\d)")
+
+
+def _value_of_year(part: Part, text: str) -> str | None:
+    """Where a sentence gives one value for each of several years, in their order ("As of December
+    31, 2016 and 2017, ... was $2.4 billion and $3.0 billion"), the value of the one year the
+    question names; None where the sentence is not so written (fewer values than years)."""
+    asked = set(_YEAR.findall(part.text))
+    years = list(dict.fromkeys(_YEAR.findall(text)))
+    if len(asked) != 1 or len(years) < 2 or not asked <= set(years):
+        return None
+    values = [n for n in numbers_in(_DATE.sub(" ", text)) if n not in part.numbers]
+    if len(values) < len(years):
+        return None
+    return values[years.index(next(iter(asked)))]
 
 
 def _new_words(sentence: str, question: str) -> str | None:

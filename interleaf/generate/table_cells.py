@@ -7,17 +7,21 @@ A table's leading columns that hold names rather than measurements label its row
 are those whose header holds the most of the question's anchors and words ("Top-100 · TREC" for
 "Top-100 ... CuratedTREC"); when no header shares anything with the question the row is given
 whole. A comparison ("compared with no inhibitor", "than X", "X vs Y") also gives the row of the
-other side; "no X" / "without X" is the table's baseline row (0, none, blank, control).
+other side; "no X" / "without X" is the table's baseline row (0, none, blank, control). A question
+asking how much two values differ ("how much higher", "the gap between") gets the difference worked
+out from the two cells, written beside them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 
 from interleaf.generate.asking import Part
 from interleaf.generate.relevance import holds, tokens
-from interleaf.generate.sentences import TableRow, content_words
+from interleaf.generate.sentences import TableRow, content_words, numbers_in
 
 _MEASUREMENT = re.compile(r"\d[.,]\d|\d\s?%|^\s*[-−–]?\d+(?:\.\d+)?[eE][-+]?\d+\s*$")
 _EMPTY = frozenset({"", "-", "–", "—"})
@@ -26,6 +30,7 @@ _SIDE = re.compile(
     r"\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)",
     re.I,
 )
+_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)", re.I)
 _NONE_SIDE = re.compile(r"^(?:no|without|absence\s+of|zero)\b", re.I)
 _BASELINE = frozenset({"0", "none", "no", "blank", "control", "w/o", "baseline", "-", "—", "–", "0 g", "nil"})
 
@@ -64,18 +69,81 @@ def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: l
 
 def side_rows(part: Part, rows: Sequence[TableRow], chosen: TableRow, labels: list[int]) -> list[TableRow]:
     """For a comparison, the row of the other side ("compared with no inhibitor": the 0 row)."""
-    m = _SIDE.search(part.text)
-    if m is None:
-        return []
-    side = m.group(1).strip()
     others = [r for r in rows if r is not chosen]
+    m = _SIDE.search(part.text)
+    between = _BETWEEN.search(part.text) if m is None else None
+    if m is None and between is None:
+        return []
+    if between is not None:  # "the difference between X and Y": the side the chosen row is not
+        one, two = (set(tokens(g)) for g in between.groups())
+        own = set(tokens(_label_text(chosen, labels)))
+        side = between.group(2) if len(own & one) >= len(own & two) else between.group(1)
+    else:
+        side = m.group(1).strip()
     if _NONE_SIDE.match(side):
         base = [r for r in others if _label_text(r, labels).casefold() in _BASELINE]
         return base[:1]
     wanted = set(tokens(side))
-    scored = [(len(wanted & set(tokens(_label_text(r, labels)))), r) for r in others]
-    best = max((s for s, _ in scored), default=0)
-    return [r for s, r in scored if s == best][:1] if best else []
+    # the row sharing the most of the side's words, and of those the one with the fewest others:
+    # "compared to PaLM-2L" is the "PaLM-2L" row, not "PaLM-2L + RAG"
+    scored = [(len(wanted & (have := set(tokens(_label_text(r, labels))))), -len(have - wanted), r) for r in others]
+    best = max(((n, extra) for n, extra, _ in scored), default=(0, 0))
+    return [r for n, extra, r in scored if (n, extra) == best][:1] if best[0] else []
+
+
+# "the difference between", "the gap", "how much higher", "how many more", "by how much"
+_DIFFERENCE = re.compile(
+    r"\b(?:difference|gap)\b|\bhow\s+(?:much|many)\s+(?:more|less|fewer|higher|lower|greater|bigger|smaller|larger)\b"
+    r"|\bby\s+how\s+much\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A difference worked out from two cells of a table: `value` = |first − second|, as the
+    cells are printed (numbers_in's form), to the places of the more precise of the two."""
+
+    value: str
+    first: str
+    second: str
+
+    def written(self) -> str:
+        """How the answer states it: the difference, and the two cells it comes from."""
+        return f"a difference of {self.value} ({self.first} − {self.second})"
+
+
+def asks_difference(text: str) -> bool:
+    return _DIFFERENCE.search(text) is not None
+
+
+def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Difference | None:
+    """For a part asking how much two values differ: the chosen row's asked cell and the compared
+    row's (`side_rows`) in the same column, or, with no row compared, the chosen row's two asked
+    columns ("on SituatedQA compared to MMLU Chemistry"). None where the table does not give
+    exactly two such numbers."""
+    if not asks_difference(part.text) or max(len(r.cells) for r in rows) < 2:
+        return None
+    labels = label_columns(rows)
+    columns = asked_columns(rows, chosen, part, labels)
+    others = side_rows(part, rows, chosen, labels)
+    if len(columns) == 1 and others:
+        cells = (_cell(chosen, columns[0]), _cell(others[0], columns[0]))
+    elif len(columns) == 2 and not others:
+        cells = (_cell(chosen, columns[0]), _cell(chosen, columns[1]))
+    else:
+        return None
+    numbers = [numbers_in(c) for c in cells]
+    if any(len(n) != 1 for n in numbers):
+        return None
+    first, second = sorted((numbers[0][0], numbers[1][0]), key=Decimal, reverse=True)  # the larger first
+    places = max(len(n.partition(".")[2]) for n in (first, second))
+    value = abs(Decimal(first) - Decimal(second)).quantize(Decimal(1).scaleb(-places))
+    return Difference(f"{value:f}", first, second)
+
+
+def _cell(row: TableRow, column: int) -> str:
+    return row.cells[column] if column < len(row.cells) else ""
 
 
 def _label_text(row: TableRow, labels: list[int]) -> str:
@@ -119,7 +187,9 @@ def cell_sentence(
         filled = [j for j in columns if j < len(other.cells) and other.cells[j] not in _EMPTY]
         if filled:
             clauses.append(f"{_values(other, filled)} for {_labels(other, labels)}")
-    return f"{where} gives " + "; and ".join(c.replace(" for ", " for ", 1) for c in clauses)
+    worked_out = difference(part, rows, chosen)
+    tail = f", {worked_out.written()}" if worked_out else ""
+    return f"{where} gives " + "; and ".join(c.replace(" for ", " for ", 1) for c in clauses) + tail
 
 
 # "Faster R-CNN [28] (F)": a table's legend, a name and the code its cells use for it

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
@@ -51,9 +52,21 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
     return any(len(known & set(content_words(s))) >= MIN_SHARED * len(known) for s in sentences)
 
 
+# "a difference of 15.9 (68.7 − 52.8)": a value worked out in plain sight from two others
+_VALUE = r"(\d[\d,]*(?:\.\d+)?)\s*%?"
+_WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*{_VALUE}\s*[−–-]\s*{_VALUE}\s*\)")
+
+
 def stated_numbers(claim: str) -> list[str]:
-    """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")."""
-    return numbers_in(REFERENCE.sub(" ", claim))
+    """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")
+    and a difference it works out in plain sight ("15.9 (68.7 − 52.8)": the two it comes from are
+    the values to check)."""
+    claim = REFERENCE.sub(" ", claim)
+    for m in _WORKED_OUT.finditer(claim):
+        result, first, second = (Decimal(g.replace(",", "")) for g in m.groups())
+        if abs(first - second) == result:
+            claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
+    return numbers_in(claim)
 
 
 def numbers_unheld(claim: str, quotes: Sequence[ContextQuote]) -> list[str]:
