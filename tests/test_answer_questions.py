@@ -8,11 +8,14 @@ import json
 
 import pytest
 
-from interleaf.generate.asking import is_instruction, question_parts
+from interleaf.expand.config import ExpandConfig
+from interleaf.expand.rules import RulesExpander
+from interleaf.generate.asking import question_parts
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import Relevance
+from interleaf.text.instructions import is_instruction, sentences, without_instructions
 from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
@@ -41,6 +44,19 @@ def test_format_instructions_are_not_parts_of_the_question(dev_questions: list[d
     # a question of two real parts keeps both
     two = "How many strengths are metioned in Appendix C? How many weaknesses are metioned in Appendix C?"
     assert len(question_parts(two)) == 2
+
+
+def test_format_instructions_are_not_searched_with(dev_questions: list[dict]) -> None:
+    # "Answer in million." holds no word of the evidence: no clause the expander retrieves with
+    # holds an instruction, and the question's clause is the question without it
+    expander = RulesExpander(ExpandConfig())
+    instructed = [q["question"] for q in dev_questions if any(is_instruction(s) for s in sentences(q["question"])[1:])]
+    assert len(instructed) >= 40
+    for question in instructed:
+        told = [s for s in sentences(question)[1:] if is_instruction(s)]
+        clauses = expander.expand(question)
+        assert clauses[0].text == without_instructions(question).strip()
+        assert not any(t in c.text for t in told for c in clauses), (question, [c.text for c in clauses])
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ question asks for several pieces of evidence, each best found by its own clause.
 split where the grammar does: several questions, "X and what/how/which ...", comparisons
 ("between A and B", "A vs B"), enumerations ("A, B and C"). Entities, numbers and "Table/Figure N"
 references are kept in every clause (they are what evidence text shares with a question) and also
-form a clause of their own.
+form a clause of their own. A question's format instructions ("Answer in million.") are left out
+(interleaf/text/instructions.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.protocol import Clause
+from interleaf.text.instructions import without_instructions
 from interleaf.text.references import REFERENCE, is_reference
 
 _NUMBER = re.compile(r"(?<![\w.])[0-9]+(?:[.,][0-9]+)*%?")
@@ -88,6 +90,8 @@ class RulesExpander:
 
     def expand(self, question: str) -> list[Clause]:
         w = self.config.weights
+        # "Please write the answer in int format.": how to write the answer, in no evidence's words
+        question = without_instructions(question)
         clauses = [Clause(question.strip(), "question", w.question)]
         keep = anchors(question)
         parts, sides = _parts(question)

@@ -23,6 +23,7 @@ from typing import Literal
 
 from interleaf.expand.rules import anchors
 from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.text.instructions import instructs_number, is_instruction, sentences
 from interleaf.text.references import REFERENCE
 
 AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
@@ -32,8 +33,6 @@ _ENGLISH_WH = ("what", "which", "who", "whom", "whose", "when", "where", "why", 
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how|combien|quel|quelle|quels|quelles)"
 # Where one question ends and the next begins: "?" or ";", and ", and how/what ..." (as the rules
 # expander splits: interleaf/expand/rules.py)
-# after "?" or ";": a space, or a capital straight after it ("... in the report?Please write ...")
-_SPLIT_SENT = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
 _SPLIT_AND = re.compile(rf"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?={_WH}\b)", re.I)
 # Words that end the phrase a wh-word asks about: "what [Top-20 retrieval accuracy] does ...".
 _VERBS = frozenset(
@@ -185,42 +184,18 @@ def question_parts(question: str) -> list[Part]:
     for text in _split(question):
         for sub in _distribute(text):
             out.append(_part(sub, numbers, sources, question))
-    if _instructed_number(question):  # "How many ...? Give me an integer.": each part wants a number
+    if instructs_number(question):  # "How many ...? Give me an integer.": each part wants a number
         out = [replace(p, want="number") if p.want == "text" else p for p in out]
     return out
 
 
 def _split(question: str) -> list[str]:
-    pieces = [p.strip() for p in _SPLIT_SENT.split(question) if p.strip()]
-    pieces = pieces[:1] + [p for p in pieces[1:] if not is_instruction(p)]
+    pieces = sentences(question)
+    pieces = pieces[:1] + [p for p in pieces[1:] if not is_instruction(p) or _asking(p)]
     out: list[str] = []
     for p in pieces:
         out += [s.strip(" ,") for s in _SPLIT_AND.split(p) if s.strip(" ,")]
     return out or [question]
-
-
-# "Please write the answer in int format.", "Answer in million.", "Round your answer to three decimal
-# places", "Directly answer 'yes' or 'no'.": a sentence that says how to write the answer asks nothing
-_INSTRUCTION = re.compile(
-    r"^(?:please\s+)?(?:(?:directly\s+)?answer|write|give|return|round|represent|list|format|save|express|report"
-    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b",  # \w*: "writeh", a typo the asker left
-    re.I,
-)
-# ... and says the answer is a number: "in int format", "a rounded integer", "in million", "to three decimal"
-_NUMBER_INSTRUCTION = re.compile(
-    r"\b(?:int|integer|float|floa?t|decimals?|numbers?|million|billion|thousand|percent|percentage)\b", re.I
-)
-
-
-def is_instruction(piece: str) -> bool:
-    """A sentence of the question that says how to write the answer, asking nothing of its own."""
-    return _asking(piece) is None and _INSTRUCTION.match(piece.strip()) is not None
-
-
-def _instructed_number(question: str) -> bool:
-    """The question's instructions say the answer is a number ("Give me an integer.")."""
-    pieces = [p.strip() for p in _SPLIT_SENT.split(question) if p.strip()][1:]
-    return any(is_instruction(p) and _NUMBER_INSTRUCTION.search(p) for p in pieces)
 
 
 def _distribute(part: str) -> list[str]:

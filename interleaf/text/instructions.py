@@ -1,0 +1,47 @@
+"""A question's format instructions: the sentences after its first that say how to write the answer
+("Please write the answer in int format.", "Answer in million.", "Round your answer to three
+decimal places", "Directly answer 'yes' or 'no'."), asking nothing of their own.
+
+The expander leaves them out of the clauses it searches with (their words are in no evidence), and
+the composer out of the parts it answers; what they say of the answer's kind (a number) is kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+# a question's sentences: after "?" or ";", then a space or a capital straight after it
+# ("... in the report?Please write ...")
+SENTENCE_BREAK = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
+_INSTRUCTION = re.compile(
+    r"^(?:please\s+)?(?:(?:directly\s+)?answer|write|give|return|round|represent|list|format|save|express|report"
+    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b",  # \w*: "writeh", a typo the asker left
+    re.I,
+)
+_ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
+_QUOTED = re.compile(r"[\"“'‘][^\"”'’]*[\"”'’]")
+# ... and says the answer is a number: "in int format", "a rounded integer", "in million", "to three decimal"
+_NUMBER = re.compile(
+    r"\b(?:int|integer|float|floa?t|decimals?|numbers?|million|billion|thousand|percent|percentage)\b", re.I
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence that says how to write the answer and asks nothing (no wh-word outside quotes)."""
+    sentence = sentence.strip()
+    return _INSTRUCTION.match(sentence) is not None and _ASKS.search(_QUOTED.sub(" ", sentence)) is None
+
+
+def sentences(question: str) -> list[str]:
+    return [s.strip() for s in SENTENCE_BREAK.split(question) if s.strip()]
+
+
+def without_instructions(question: str) -> str:
+    """The question without the instructions after its first sentence."""
+    kept = sentences(question)
+    return " ".join(kept[:1] + [s for s in kept[1:] if not is_instruction(s)]) if kept else question
+
+
+def instructs_number(question: str) -> bool:
+    """The question's instructions say the answer is a number ("Give me an integer.")."""
+    return any(is_instruction(s) and _NUMBER.search(s) for s in sentences(question)[1:])
