@@ -9,13 +9,13 @@ import json
 import pytest
 
 from interleaf.expand.config import ExpandConfig
+from interleaf.expand.instructions import is_instruction, sentences, without_instructions
 from interleaf.expand.rules import RulesExpander
 from interleaf.generate.asking import question_parts
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import Relevance
-from interleaf.text.instructions import is_instruction, sentences, without_instructions
 from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"

@@ -6,7 +6,7 @@ split where the grammar does: several questions, "X and what/how/which ...", com
 ("between A and B", "A vs B"), enumerations ("A, B and C"). Entities, numbers and "Table/Figure N"
 references are kept in every clause (they are what evidence text shares with a question) and also
 form a clause of their own. A question's format instructions ("Answer in million.") are left out
-(interleaf/text/instructions.py).
+(interleaf/expand/instructions.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from interleaf.expand.config import ExpandConfig
+from interleaf.expand.instructions import without_instructions
 from interleaf.expand.protocol import Clause
-from interleaf.text.instructions import without_instructions
 from interleaf.text.references import REFERENCE, is_reference
 
 _NUMBER = re.compile(r"(?<![\w.])[0-9]+(?:[.,][0-9]+)*%?")

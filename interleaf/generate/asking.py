@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from interleaf.expand.instructions import instructs_number, is_instruction, sentences
 from interleaf.expand.rules import anchors
 from interleaf.generate.sentences import content_words, numbers_in
-from interleaf.text.instructions import instructs_number, is_instruction, sentences
 from interleaf.text.references import REFERENCE
 
 AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
