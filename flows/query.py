@@ -226,6 +226,7 @@ def answer_views(run: QueryRun, scope: str, variant: str = FULL.name) -> list[An
             error=a.error,
             load_image=lambda img_path: (root / img_path).read_bytes(),
             load_page=pages,
+            short_answer=a.short_answer,
         )
         for a in stored_answers_of(run, scope, variant)
     ]

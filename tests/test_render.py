@@ -331,6 +331,17 @@ def test_terminal_shows_citations_image_line_and_sources(data: RealData) -> None
     assert " ⚠1 The <script>" in out and "— [3]: numbers 12 not found" in out
 
 
+def test_terminal_shows_the_short_answer_after_the_answer(data: RealData) -> None:
+    console = Console(record=True, width=200, color_system=None)
+    console.print(render_terminal("Which verifier is best?", checked_answer(), data.quotes, "Qwen3-8B"))
+    lines = console.export_text().splitlines()
+    assert "Short answer: Qwen3-8B" in lines
+    assert lines.index("Short answer: Qwen3-8B") < lines.index("Sources")  # the answer's, not a source's
+    console = Console(record=True, width=200, color_system=None)
+    console.print(render_terminal("Which verifier is best?", checked_answer(), data.quotes))
+    assert "Short answer" not in console.export_text()  # a generator that gave none: no line
+
+
 def test_marks_skip_list_and_table_syntax() -> None:
     markdown = "- Alpha rose 5% [1].\n\n| model | F1 [2] |\n| --- | --- |\n| Qwen | 53.7 [2] |\n"
     cite = Citation("q", "text", 1, False, "numbers 5 not found")

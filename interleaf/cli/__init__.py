@@ -162,7 +162,7 @@ def ask(
     if as_json:
         print(json.dumps(answer_json(view) | {"qset_id": run.qset.qset_id}, ensure_ascii=False))
         return
-    out.print(render_terminal(view.question, view.checked, view.quotes))
+    out.print(render_terminal(view.question, view.checked, view.quotes, view.short_answer))
     if html:
         out.print(f"HTML page: {html}")
 

@@ -106,6 +106,7 @@ def answer_json(view: Any) -> dict[str, Any]:
     return {
         "question": view.question,
         "answer": view.checked.markdown,
+        "short_answer": view.short_answer,
         "generator": view.generator,
         "model": view.model,
         "invalid_citations": view.checked.invalid,

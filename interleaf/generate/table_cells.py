@@ -101,8 +101,8 @@ _DIFFERENCE = re.compile(
 
 @dataclass(frozen=True)
 class Difference:
-    """A difference worked out from two cells of a table: `value` = |first − second|, as the
-    cells are printed (numbers_in's form), to the places of the more precise of the two."""
+    """A difference worked out from two cells of a table: `value` = |first − second|, to the
+    places of the more precise of the two, which are written as the cells print them."""
 
     value: str
     first: str
@@ -133,13 +133,22 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
         cells = (_cell(chosen, columns[0]), _cell(chosen, columns[1]))
     else:
         return None
-    numbers = [numbers_in(c) for c in cells]
-    if any(len(n) != 1 for n in numbers):
-        return None
-    first, second = sorted((numbers[0][0], numbers[1][0]), key=Decimal, reverse=True)  # the larger first
+    printed = [_PRINTED_NUMBER.findall(c) for c in cells]
+    if any(len(numbers_in(c)) != 1 or len(p) != 1 or _SIGNED.search(c) for c, p in zip(cells, printed, strict=True)):
+        return None  # not one plain number each (a signed value, a range: not worked out here)
+    # as the cells print them ("80.0", "1,500"), the larger first
+    first, second = sorted((printed[0][0], printed[1][0]), key=_decimal, reverse=True)
     places = max(len(n.partition(".")[2]) for n in (first, second))
-    value = abs(Decimal(first) - Decimal(second)).quantize(Decimal(1).scaleb(-places))
+    value = abs(_decimal(first) - _decimal(second)).quantize(Decimal(1).scaleb(-places))
     return Difference(f"{value:f}", first, second)
+
+
+_PRINTED_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SIGNED = re.compile(r"[-−–+]\s*\d")
+
+
+def _decimal(printed: str) -> Decimal:
+    return Decimal(printed.replace(",", ""))
 
 
 def _cell(row: TableRow, column: int) -> str:

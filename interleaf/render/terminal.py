@@ -35,8 +35,13 @@ def _snippet(text: str) -> str:
 
 
 def render_terminal(
-    question: str, checked: CheckedAnswer, quotes: tuple[ContextQuote, ...] | list[ContextQuote]
+    question: str,
+    checked: CheckedAnswer,
+    quotes: tuple[ContextQuote, ...] | list[ContextQuote],
+    short_answer: str | None = None,
 ) -> Group:
+    """The answer as the terminal shows it; `short_answer` (the value asked for), when the
+    generator gave one, on a line of its own after the answer."""
     index = QuoteIndex(quotes)
     marked = mark_answer(checked.markdown, checked.sentences)
     cited: dict[str, ContextQuote] = {}
@@ -79,6 +84,8 @@ def render_terminal(
             cited.setdefault(quote_id, index.by_id[quote_id])
 
     parts: list[Text] = [Text(question, style="bold"), Text(), answer]
+    if short_answer:
+        parts += [Text(), Text.assemble(("Short answer: ", "bold"), short_answer)]
     problems = list(marked.flagged) + list(marked.unplaced)
     if problems:
         parts += [Text(), Text("Unsupported", style="bold red")]

@@ -57,6 +57,7 @@ class AnswerView:
     error: str | None = None  # generation failed: shown instead of an answer
     load_image: ImageLoader | None = None  # img_path -> the crop's bytes; None: crops are not shown
     load_page: PageLoader | None = None  # None: page images are not shown
+    short_answer: str | None = None  # the value asked for, or "Not answerable" (None: the generator gave none)
 
 
 _CAPTION_NAME = re.compile(r"^\s*((?:Table|Figure|Fig\.|Chart|Equation|Eq\.|Algorithm|Listing)\s*[A-Z]?[\d.]*\d)", re.I)
