@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from interleaf.evidence import fold
+from interleaf.expand.instructions import instructs_number
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_scoring import (
     Scored,
@@ -72,13 +73,6 @@ _WANTS_QUANTITY = re.compile(
     r"|proportion|number|amount|fraction|ratio|rate))\b",
     re.I,
 )
-# "Answer in million.", "Please write the answer in int format", "Give me an integer": the asker says
-# the answer is a number by saying how to write it
-_NUMBER_FORMAT = re.compile(
-    r"\b(?:answer|write|give|return|round|express|report)\w*\b[^.?!\n]{0,40}?\b(?:int|integer|float|decimal|number"
-    r"|million|billion|thousand|percent|percentage)s?\b|\b(?:int|integer|float)\s+format\b",
-    re.I,
-)
 _YEAR_OR_MONTH = re.compile(
     r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I
 )
@@ -94,7 +88,9 @@ class Candidates:
 
 
 def wants_quantity(question: str) -> bool:
-    return _WANTS_QUANTITY.search(question) is not None or _NUMBER_FORMAT.search(question) is not None
+    """The question asks for a quantity, by its words ("how many") or by its instructions ("Answer
+    in million.")."""
+    return _WANTS_QUANTITY.search(question) is not None or instructs_number(question)
 
 
 def candidate_features(
