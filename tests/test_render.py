@@ -342,6 +342,16 @@ def test_terminal_shows_the_short_answer_after_the_answer(data: RealData) -> Non
     assert "Short answer" not in console.export_text()  # a generator that gave none: no line
 
 
+def test_html_page_shows_the_short_answer_escaped(data: RealData) -> None:
+    view = replace(answer_view(data), short_answer="Qwen3-8B <b>53.7</b>")
+    html = render_answer_page(view)
+    parsed = parse(html)
+    assert parsed.errors == [] and parsed.stack == []
+    assert "Short answer: Qwen3-8B <b>53.7</b>" in "".join(parsed.text)  # as text, not markup
+    assert "&lt;b&gt;53.7&lt;/b&gt;" in html
+    assert "Short answer" not in render_answer_page(answer_view(data))  # none given: no line
+
+
 def test_marks_skip_list_and_table_syntax() -> None:
     markdown = "- Alpha rose 5% [1].\n\n| model | F1 [2] |\n| --- | --- |\n| Qwen | 53.7 [2] |\n"
     cite = Citation("q", "text", 1, False, "numbers 5 not found")

@@ -219,10 +219,15 @@ class _AnswerHtml:
         cards = "".join(self._card(q) for q in self.shown.values())
         sources = f'<section class="sources"><h3>Sources</h3><ol>{cards}</ol></section>' if cards else ""
         h = f"h{heading_level}"
+        short = (
+            f'<p class="short"><b>Short answer:</b> {escape(view.short_answer)}</p>'
+            if view.short_answer and not view.error
+            else ""
+        )
         return (
             f'<section class="answer" id="{self.prefix}"><{h}><span class="qid">{escape(view.question_id)}</span>'
             f"{escape(view.question)}</{h}>"
-            f'<p class="meta">{escape(_meta(view))}</p><div class="body">{body}</div>{sources}</section>'
+            f'<p class="meta">{escape(_meta(view))}</p><div class="body">{body}</div>{short}{sources}</section>'
         )
 
 
