@@ -12,7 +12,7 @@ import re
 
 # a question's sentences: after "?" or ";", then a space or a capital straight after it
 # ("... in the report?Please write ...")
-SENTENCE_BREAK = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
+_SENTENCE_BREAK = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
 _INSTRUCTION = re.compile(
     r"^(?:please\s+)?(?:(?:directly\s+)?answer|write|give|return|round|represent|list|format|save|express|report"
     r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b",  # \w*: "writeh", a typo the asker left
@@ -21,9 +21,7 @@ _INSTRUCTION = re.compile(
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 _QUOTED = re.compile(r"[\"“'‘][^\"”'’]*[\"”'’]")
 # ... and says the answer is a number: "in int format", "a rounded integer", "in million", "to three decimal"
-_NUMBER = re.compile(
-    r"\b(?:int|integer|float|floa?t|decimals?|numbers?|million|billion|thousand|percent|percentage)\b", re.I
-)
+_NUMBER = re.compile(r"\b(?:int|integer|floa?t|decimals?|numbers?|million|billion|thousand|percent|percentage)\b", re.I)
 
 
 def is_instruction(sentence: str) -> bool:
@@ -33,7 +31,7 @@ def is_instruction(sentence: str) -> bool:
 
 
 def sentences(question: str) -> list[str]:
-    return [s.strip() for s in SENTENCE_BREAK.split(question) if s.strip()]
+    return [s.strip() for s in _SENTENCE_BREAK.split(question) if s.strip()]
 
 
 def without_instructions(question: str) -> str:

@@ -26,7 +26,8 @@ _ENTITY = re.compile(
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|does|do|did|can|could|should|name|list|give)"
 _SPLIT_AND = re.compile(rf"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?={_WH}\b)", re.I)
 _SPLIT_SENT = re.compile(r"(?<=[?;])\s+|(?<=\.)\s+(?=[A-Z])")
-_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[,?.;]|\s+(?:in|on|for|when|according)\b|$)", re.I)
+# "between A and B": the two sides of a comparison (the composer reads them too: table_cells.py)
+BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[,?.;]|\s+(?:in|on|for|when|according)\b|$)", re.I)
 _VERSUS = re.compile(r"(.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(.+)", re.I)
 _ENUM = re.compile(
     r"((?:[\w%.-]+(?:\s+[\w%.-]+){0,3},\s+){1,}[\w%.-]+(?:\s+[\w%.-]+){0,3},?\s+(?:and|or)\s+[\w%.-]+(?:\s+[\w%.-]+){0,3})"
@@ -66,12 +67,12 @@ def _parts(question: str) -> tuple[list[str], list[str]]:
         out.extend(s.strip(" ,") for s in _SPLIT_AND.split(p) if s.strip(" ,"))
     extra: list[str] = []
     for p in out:
-        m = _BETWEEN.search(p)
+        m = BETWEEN.search(p)
         if m:
             head = p[: m.start()].strip()
             extra += [f"{head} {m.group(1)}".strip(), f"{head} {m.group(2)}".strip()]
         m = _VERSUS.search(p)
-        if m and not _BETWEEN.search(p):
+        if m and not BETWEEN.search(p):
             extra += [m.group(1).strip(), m.group(2).strip()]
         m = _ENUM.search(p)
         if m:

@@ -173,18 +173,23 @@ class Relevance:
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])
         self._page_texts = {page: "\n".join(held) for page, held in pages.items()}
+        # off_page by (part, page): every candidate of a page asks the same
+        self._off_page: dict[tuple[Part, tuple[str, int]], tuple[float, float]] = {}
 
     def off_page(self, part: Part, quote: ContextQuote) -> tuple[float, float]:
         """The shares of the part's required anchors, and of its times ("2022", "May 2018"), that no
         quote of the context printed on `quote`'s page holds: an answer is read where what the
         question names is printed, and a question about another year or entity than the page's is
         often one the document does not answer."""
-        page = self._page_texts.get((quote.doc_id, quote.page_idx), "")
-        required = part.required
-        times = [a for a in part.anchors if a.kind == "time"]
-        off = sum(not holds(a, page) for a in required) / len(required) if required else 0.0
-        off_time = sum(not holds(a, page) for a in times) / len(times) if times else 0.0
-        return off, off_time
+        key = (part, (quote.doc_id, quote.page_idx))
+        if key not in self._off_page:
+            page = self._page_texts.get(key[1], "")
+            required = part.required
+            times = [a for a in part.anchors if a.kind == "time"]
+            off = sum(not holds(a, page) for a in required) / len(required) if required else 0.0
+            off_time = sum(not holds(a, page) for a in times) / len(times) if times else 0.0
+            self._off_page[key] = (off, off_time)
+        return self._off_page[key]
 
     def check(self, part: Part, evidence: Evidence) -> Finding:
         read = f"{evidence.text}\n{evidence.context}"

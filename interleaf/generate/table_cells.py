@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from interleaf.expand.rules import BETWEEN
 from interleaf.generate.asking import Part
 from interleaf.generate.relevance import holds, tokens
 from interleaf.generate.sentences import TableRow, content_words, numbers_in
@@ -30,7 +31,6 @@ _SIDE = re.compile(
     r"\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)",
     re.I,
 )
-_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)", re.I)
 _NONE_SIDE = re.compile(r"^(?:no|without|absence\s+of|zero)\b", re.I)
 _BASELINE = frozenset({"0", "none", "no", "blank", "control", "w/o", "baseline", "-", "—", "–", "0 g", "nil"})
 
@@ -71,7 +71,7 @@ def side_rows(part: Part, rows: Sequence[TableRow], chosen: TableRow, labels: li
     """For a comparison, the row of the other side ("compared with no inhibitor": the 0 row)."""
     others = [r for r in rows if r is not chosen]
     m = _SIDE.search(part.text)
-    between = _BETWEEN.search(part.text) if m is None else None
+    between = BETWEEN.search(part.text) if m is None else None
     if m is None and between is None:
         return []
     if between is not None:  # "the difference between X and Y": the side the chosen row is not

@@ -21,8 +21,8 @@ the query encoders load; `LoadedIndex.ready()` waits for it before the first sea
 memory at several GB/s, so the check costs a few ms where SHA-256 cost tens (the digest is against
 damage on disk, not against someone who can write the warehouse). A file whose layout does not
 unpickle, or whose digest does not match, is set aside and the index built again; the snapshot is
-a saving, never the only copy of anything. The file is replaced only by rename, never written in place, so a mapping in
-use keeps reading the bytes it was checked against.
+a saving, never the only copy of anything. The file is replaced only by rename, never written in
+place, so a mapping in use keeps reading the bytes it was checked against.
 
 The key is the retrieve stage's corpus-side upstream fingerprints (the corpus digest and every
 document stage's fingerprint; not the question side's), the index configuration, the source of the
