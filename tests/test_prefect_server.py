@@ -32,13 +32,15 @@ if __name__ == "__main__":
 """
 
 
-def _servers(command: psutil.Process) -> dict[int, tuple[int, psutil.Process]]:
-    """The command's uvicorn children -> by pid, their session and process."""
+def _servers(command: psutil.Process) -> dict[int, tuple[int, int, psutil.Process]]:
+    """The command's uvicorn descendants -> by pid, their parent's pid, their session and process. A
+    process the server forks shows the server's command line until it executes its own, so a server's
+    children are told apart by their parent."""
     found = {}
     for child in command.children(recursive=True):
         try:
             if "uvicorn" in child.cmdline():
-                found[child.pid] = (os.getsid(child.pid), child)
+                found[child.pid] = (child.ppid(), os.getsid(child.pid), child)
         except (psutil.NoSuchProcess, ProcessLookupError):  # ended meanwhile
             pass
     return found
@@ -67,9 +69,10 @@ def test_with_no_api_named_the_command_starts_and_stops_its_own_server(tmp_path:
     api = urlparse(report[1])
     assert api.hostname == "127.0.0.1" and api.path == "/api", report
     # one server, in a session of its own (a terminal's Ctrl-C is the command's), gone with the command
-    assert len(seen) == 1, seen
-    ((sid, server),) = seen.values()
-    assert sid != command_sid
-    assert not server.is_running()
+    started = {pid: found for pid, found in seen.items() if found[0] not in seen}
+    assert len(started) == 1, seen
+    ((parent, sid, _),) = started.values()
+    assert parent == proc.pid and sid != command_sid
+    assert not any(process.is_running() for _, _, process in seen.values()), seen
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", api.port)) != 0, f"something still listens on {api.port}"
