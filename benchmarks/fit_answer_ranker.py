@@ -81,7 +81,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
     given = run.inputs(("questions", "clauses", "quotes", "quote_texts", "documents"), "fit", "doc")
     contexts = run.table("contexts", "fit", "doc")
     tables = [given["questions"], contexts, given["clauses"], given["quotes"], given["quote_texts"]]
-    requests = build_requests(*tables, given["documents"], settings.generate)
+    requests = build_requests(*tables, given["documents"], settings.generate, doc_scope=True)
     gold = {r["question_id"]: r for r in given["questions"].to_pylist()}
     for request in requests:
         q = gold[request.question_id]
@@ -92,7 +92,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
         needles = [e["needle"] for e in json.loads(q["evidence_json"] or "[]") if e.get("needle")]
         must = list(q["must_include"] or needles) if q["answerable"] is not False else []
         pages = {int(e["page"]) - 1 for e in json.loads(q["evidence_json"] or "[]")}
-        relevance = Relevance(request.question, request.quotes)
+        relevance = Relevance(request.question, request.quotes, request.documents_text)
         units = [u for quote in request.quotes for u in units_of(quote)]
         document = q["doc_name"] or "(corpus)"
         if not units or not relevance.parts:
@@ -172,6 +172,35 @@ def fit(x: np.ndarray, y: np.ndarray):
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(x, y)
 
 
+def cross_validate(
+    x: np.ndarray,
+    y: np.ndarray,
+    questions: np.ndarray,
+    documents: np.ndarray,
+    ex: Examples,
+    args: argparse.Namespace,
+    gated: set[str],
+) -> tuple[dict, list[float]]:
+    """The held-out folds' figures (GroupKFold by document), each fold's threshold fitted on its
+    training folds; `gated` questions are refused whatever the threshold, as `ex.refused` are."""
+    from sklearn.model_selection import GroupKFold
+
+    refused_at = dict(ex.refused) | {q: documents[questions == q][0] for q in gated}
+    refused = {q: (-1.0, False) for q in refused_at}  # below any threshold
+    held_out: dict[str, tuple[float, bool]] = dict(refused)
+    thresholds = []
+    for train, test in GroupKFold(n_splits=args.folds).split(x, y, documents):
+        model = fit(x[train], y[train])
+        inside = question_outcomes(model.predict_proba(x[train])[:, 1], y[train], questions[train])
+        trained_on = set(documents[train])
+        inside |= {q: refused[q] for q, document in refused_at.items() if document in trained_on}
+        threshold = best_threshold(inside, ex.answerable, args.max_false_abstention)
+        thresholds.append(threshold)
+        outside = question_outcomes(model.predict_proba(x[test])[:, 1], y[test], questions[test])
+        held_out |= {q: (p if p >= threshold else -1.0, ok) for q, (p, ok) in outside.items() if q not in gated}
+    return figures(held_out, ex.answerable, 0.0), thresholds  # each fold's own threshold applied (-1: below it)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", default=[], help="WAREHOUSE=QUESTIONS.jsonl (repeatable)")
@@ -186,7 +215,6 @@ def main() -> int:
     parser.add_argument("--out", default=str(FITTED))
     parser.add_argument("--cache", default=None, help="an .npz of the examples: written once, then reused")
     args = parser.parse_args()
-    from sklearn.model_selection import GroupKFold
 
     ex = Examples([], [], [], [], {})
     cache = Path(args.cache) if args.cache else None
@@ -231,22 +259,22 @@ def main() -> int:
         f"{len(x)} candidates of {len(set(questions))} questions in {len(set(documents))} documents; {y.sum()} hold it"
     )
 
-    refused = {q: (-1.0, False) for q in ex.refused}  # below any threshold
-    held_out: dict[str, tuple[float, bool]] = dict(refused)
-    thresholds = []
-    for train, test in GroupKFold(n_splits=args.folds).split(x, y, documents):
-        model = fit(x[train], y[train])
-        inside = question_outcomes(model.predict_proba(x[train])[:, 1], y[train], questions[train])
-        trained_on = set(documents[train])
-        inside |= {q: refused[q] for q, document in ex.refused.items() if document in trained_on}
-        threshold = best_threshold(inside, ex.answerable, args.max_false_abstention)
-        thresholds.append(threshold)
-        outside = question_outcomes(model.predict_proba(x[test])[:, 1], y[test], questions[test])
-        held_out |= {q: (p if p >= threshold else -1.0, ok) for q, (p, ok) in outside.items()}
-    cv = figures(held_out, ex.answerable, 0.0)  # each fold's own threshold applied above (-1: below it)
-    print("held-out folds (by document):", json.dumps(cv))
+    # the gate: a question whose first part names something its document never prints refused
+    # before any candidate is ranked (offline.py); kept when the held-out folds handle more right with it
+    never = x[:, FEATURES.index("anchor_never_printed")] > 0
+    unprinted = set(questions[never])
+    print(f"{len(unprinted)} questions name something their document never prints")
+    runs = {
+        gate: cross_validate(x, y, questions, documents, ex, args, unprinted if gate else set())
+        for gate in (False, True)
+    }
+    for gate, (cv, _) in runs.items():
+        print(f"held-out folds (by document), gate {'on' if gate else 'off'}:", json.dumps(cv))
+    gate = runs[True][0]["handled_right"] > runs[False][0]["handled_right"]
+    cv, thresholds = runs[gate]
 
     model = fit(x, y)
+    refused = {q: (-1.0, False) for q in [*ex.refused, *(unprinted if gate else ())]}  # below any threshold
     outcomes = question_outcomes(model.predict_proba(x)[:, 1], y, questions) | refused
     threshold = best_threshold(outcomes, ex.answerable, args.max_false_abstention)
     print("fitting questions:", json.dumps(figures(outcomes, ex.answerable, threshold)), "threshold", threshold)
@@ -259,6 +287,7 @@ def main() -> int:
         "intercept": float(lr.intercept_[0]),
         "threshold": threshold,
         "threshold_rule": f"most questions handled right with false abstention <= {args.max_false_abstention}",
+        "refuse_never_printed": gate,
         "fitted_on": [Path(s.partition("=")[2]).as_posix().split("/shared/")[-1] for s in args.set],
         "examples": {
             "candidates": len(x),
@@ -266,7 +295,13 @@ def main() -> int:
             "documents": len(set(documents)),
             "refused_whatever_the_threshold": len(ex.refused),
         },
-        "cross_validation": {"folds": args.folds, "by": "document", "held_out": cv, "fold_thresholds": thresholds},
+        "cross_validation": {
+            "folds": args.folds,
+            "by": "document",
+            "held_out": cv,
+            "held_out_other_gate": runs[not gate][0],
+            "fold_thresholds": thresholds,
+        },
         "fitted_at": datetime.date.today().isoformat(),
         "commit": current_commit(),
     }

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
 
 from interleaf.expand.config import ExpandConfig
 from interleaf.expand.instructions import is_instruction, sentences, without_instructions
 from interleaf.expand.rules import RulesExpander
+from interleaf.generate.answer_ranker import fitted_ranker
 from interleaf.generate.asking import question_parts
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import Relevance
+from interleaf.generate.stage import document_texts
 from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
@@ -117,3 +120,43 @@ def test_a_name_the_answer_starts_is_finished(dev_questions: list[dict]) -> None
     context = (ContextQuote("t1", "text", 1, "d", q["doc"], 1, "text", sentence),)
     (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], context)], lambda p: b"")
     assert a.short_answer == q["answer"], (a.short_answer, a.markdown)
+
+
+def test_what_the_document_never_prints_is_refused_and_named(
+    tables: tuple[ContextQuote, ...], corpus_warehouse: IngestedWarehouse
+) -> None:
+    # the context is the DPR paper's table pages; the document's text is every quote of it
+    quotes = sql_rows(
+        corpus_warehouse.root,
+        "select q.quote_id, q.doc_id, q.text, q.caption from quotes q join documents d on d.doc_id = q.doc_id "
+        f"where d.name = '{DOC}'",
+    )
+    described = sql_rows(
+        corpus_warehouse.root,
+        "select t.quote_id, t.ocr_text, t.table_md, t.vlm_text from quote_texts t join quotes q on q.quote_id = "
+        f"t.quote_id join documents d on d.doc_id = q.doc_id where d.name = '{DOC}'",
+    )
+    (doc_id,) = {q["doc_id"] for q in quotes}
+    text = document_texts(pa.Table.from_pylist(quotes), pa.Table.from_pylist(described), {doc_id})[doc_id]
+    # BART is printed on two pages outside the context (its discussion, its references): missing from
+    # the context, not from the document; a system the paper never names is missing from both
+    printed_elsewhere = Relevance("What Top-20 accuracy does BART get on NQ in Table 2?", tables, text)
+    part = printed_elsewhere.parts[0]
+    assert printed_elsewhere.absent(part) == ["BART"] and printed_elsewhere.never_printed(part) == []
+    never = Relevance("What Top-20 accuracy does Contriever get on NQ in Table 2?", tables, text)
+    assert never.never_printed(never.parts[0]) == ["Contriever"]
+    # without the document's text (corpus scope) nothing is known to be unprinted
+    assert Relevance("What Top-20 accuracy does Contriever get on NQ?", tables).never_printed(never.parts[0]) == []
+    # the fit (benchmarks/fit_answer_ranker.py) kept the gate: such a part is refused, and the reason names it
+    assert fitted_ranker().refuse_never_printed
+    question = "What Top-20 accuracy does Contriever get on NQ in Table 2?"
+    (a,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", question, tables, documents_text=text)], lambda p: b""
+    )
+    assert not a.answerable and a.short_answer == "Not answerable", a.markdown
+    assert a.abstain_reason == "no page of the document mentions Contriever", a.abstain_reason
+    # the same question about a system the paper's tables do hold is answered
+    (b,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", question.replace("Contriever", "BM25"), tables, documents_text=text)], lambda p: b""
+    )
+    assert b.answerable and b.short_answer == "59.1", b.markdown

@@ -66,6 +66,7 @@ FEATURES = (
     "anchors_missing",  # the share of the part's required anchors the candidate (read with its evidence) lacks
     "anchors_off_page",  # ... that no context quote of the candidate's page holds
     "times_off_page",  # the share of the part's years and dates no context quote of its page holds
+    "anchor_never_printed",  # the part names something the documents asked about never print (doc scope)
 )
 
 _WANTS_QUANTITY = re.compile(
@@ -123,6 +124,7 @@ def candidate_features(
     asked = set(content_words(question))
     top_similarity = float(similarity.max()) if len(similarity) else 0.0
     absent = float(bool(relevance.absent(part)))
+    never_printed = float(bool(relevance.never_printed(part)))
     rows = np.zeros((len(units), len(FEATURES)), dtype=np.float64)
     for i, (u, s, ev) in enumerate(zip(units, scored, evidence, strict=True)):
         own = {t for t in weights if has_word(u.words, t)}
@@ -161,6 +163,7 @@ def candidate_features(
             "anchors_missing": len(finding.missing) / len(part.required) if part.required else 0.0,
             "anchors_off_page": off_page,
             "times_off_page": times_off_page,
+            "anchor_never_printed": never_printed,
         }
         rows[i] = [values[name] for name in FEATURES]
     return rows

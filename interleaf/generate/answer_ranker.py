@@ -4,8 +4,9 @@ the best candidate is no answer ("The documents do not say ...").
 
 The weights are data, not code: `fitted/answer_ranker.json`, written by
 `benchmarks/fit_answer_ranker.py` (scikit-learn's LogisticRegression on standardised features),
-which records the sets it was fitted on, how the threshold was chosen and the held-out figures of
-its cross-validation by document. Its fingerprint goes into the generate stage's, so refitting
+which records the sets it was fitted on, how the threshold was chosen, whether a part naming what
+its documents never print is refused outright, and the held-out figures of its cross-validation by
+document. Its fingerprint goes into the generate stage's, so refitting
 moves every offline answer, as it should.
 """
 
@@ -34,6 +35,9 @@ class AnswerRanker:
     intercept: float
     threshold: float  # the best candidate's probability under this: abstain
     digest: str  # of the file: the generate stage's version
+    # a part naming something the documents asked about never print is refused before ranking; the
+    # fit keeps this gate when its held-out folds handle more questions right with it
+    refuse_never_printed: bool = False
 
     def probabilities(self, matrix: np.ndarray) -> np.ndarray:
         if matrix.shape[0] == 0:
@@ -60,6 +64,7 @@ def ranker_from(payload: dict, digest: str = "") -> AnswerRanker:
         float(payload["intercept"]),
         float(payload["threshold"]),
         digest,
+        bool(payload["refuse_never_printed"]),
     )
 
 

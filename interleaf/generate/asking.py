@@ -123,11 +123,17 @@ _CODE = re.compile(
 # "Tesla", "Loghain", and with its numeral "Stage I", "Pillar 4", "Grade 3"
 _CAPITALISED = re.compile(
     r"(?<![\w'’-])[A-Z][a-z]{2,}(?:[-'’][A-Za-z]+)*(?:\s+[A-Z][a-z]+(?:[-'’][A-Za-z]+)*)*"
-    r"(?:\s+(?:[IVX]+|\d+[a-z]?)\b)?(?![\w-])"
+    r"(?:\s+(?:[IVX]+|\d{1,3}[a-z]?)\b)?(?![\w-])"
 )
 # A year or a span of years ("2022", "2021-22") dates the question, as a source places it: a report
 # for 2021-22 does not repeat the year in each sentence.
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
+# A day of a month ("March 31", "31st March"): a date places the question as a year does, and
+# documents write it in many ways ("31.03.2017", "31st March")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH_DAY = re.compile(rf"(?i:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH})")
+# A fiscal year written with its prefix ("FY2017", "FY 2020"): the year is what a report prints
+_FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
 # What a "what code / ID" question wants back: a token of letters and digits ("U07.1", "QCRTAUT").
 _CODE_HEADS = frozenset(("code", "codes", "id", "ids", "identifier", "identifiers", "symbol", "abbreviation"))
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")
@@ -178,6 +184,8 @@ def question_parts(question: str) -> list[Part]:
     question = " ".join(question.split())
     if not question:
         return []
+    if _shouted(question):  # "WHAT IS THE 2nd OBJECTIVE OF ...": its capitals mark no name
+        question = question.lower()
     numbers = frozenset(numbers_in(question))
     sources = _source_spans(question)
     out: list[Part] = []
@@ -187,6 +195,12 @@ def question_parts(question: str) -> list[Part]:
     if instructs_number(question):  # "How many ...? Give me an integer.": each part wants a number
         out = [replace(p, want="number") if p.want == "text" else p for p in out]
     return out
+
+
+def _shouted(question: str) -> bool:
+    """Most of the question's letters are capitals: written in capitals, not naming with them."""
+    letters = [c for c in question if c.isalpha()]
+    return sum(c.isupper() for c in letters) * 2 > len(letters)
 
 
 def _split(question: str) -> list[str]:
@@ -283,6 +297,7 @@ def _source_spans(question: str) -> list[tuple[int, int, str]]:
 
 def _anchors(text: str, sources: list[str]) -> list[Anchor]:
     found: dict[str, Anchor] = {}
+    text = _FISCAL_YEAR.sub(r"\1", text)  # "FY2017" dates the question as "2017" does; reports write the year
 
     def add(value: str, kind: AnchorKind) -> None:
         value = _POSSESSIVE.sub("", value.strip(" ,.;:?()"))
@@ -319,7 +334,10 @@ def _anchors(text: str, sources: list[str]) -> list[Anchor]:
     for m in _NUMBER.finditer(text):
         if not any(m.group(0) in a.text and a.kind != "number" for a in found.values()):
             add(m.group(0), "number")
-    return [Anchor(a.text, "time") if a.kind == "number" and _YEAR.match(a.text) else a for a in found.values()]
+    return [
+        Anchor(a.text, "time") if (a.kind == "number" and _YEAR.match(a.text)) or _MONTH_DAY.fullmatch(a.text) else a
+        for a in found.values()
+    ]
 
 
 def asked_words(part: Part) -> set[str]:

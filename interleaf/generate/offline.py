@@ -29,7 +29,7 @@ from interleaf.evidence import fold
 from interleaf.generate.abbreviations import defined_abbreviations, with_abbreviations
 from interleaf.generate.abstain import abstention
 from interleaf.generate.answer_features import Candidates, candidate_features
-from interleaf.generate.answer_ranker import fitted_ranker
+from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.citations import add_placing_once, image_alt
 from interleaf.generate.config import OfflineConfig
@@ -123,7 +123,7 @@ class OfflineGenerator:
     def compose(self, request: AnswerRequest) -> Composed:
         """The answer's Markdown: each part's answering sentence, cited, images beside theirs; or
         "The documents do not say ..." for what nothing answers."""
-        relevance = Relevance(request.question, request.quotes)
+        relevance = Relevance(request.question, request.quotes, request.documents_text)
         if not relevance.parts:
             return Composed("", False, "the question is blank")
         labels = image_labels(request.quotes)
@@ -149,7 +149,7 @@ class OfflineGenerator:
             )
             # "WebQuestions" is read as "WQ" too where the document defines it so: its tables' labels
             labelled = replace(part, text=with_abbreviations(part.text, defined))
-            answers.append(_answer_part(labelled, ranked, units, relevance, answers, ranker.threshold))
+            answers.append(_answer_part(labelled, ranked, units, relevance, answers, ranker))
         if not any(a.chosen for a in answers):
             why = "; ".join(dict.fromkeys(a.reason for a in answers))
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
@@ -193,14 +193,17 @@ def _answer_part(
     units: Sequence[Unit],
     relevance: Relevance,
     before: list[PartAnswer],
-    threshold: float,
+    ranker: AnswerRanker,
 ) -> PartAnswer:
     """The candidate the fitted ranker gives the highest probability, when that probability reaches
     the fitted threshold; for a part that speaks of what the part before it found ("..., and what
     is its value?"), that first; a table's caption gives way to its row that answers, and for "which
     ... highest" the row holding the extreme; a figure's labels are written as the figure with
-    them quoted. Below the threshold, nothing, with the reason."""
+    them quoted. Below the threshold, nothing, with the reason; nothing too for a part naming what
+    its documents never print, where the fitted ranker says so."""
     ranked = tuple(ranked)
+    if ranker.refuse_never_printed and relevance.never_printed(part):
+        return PartAnswer(part, None, ranked, relevance.reason(part, []))
     earlier = before[-1].chosen if before else None
     # a table row holds more than the cell the part before asked for: "its value", "the two counts"
     refers_back = earlier is not None and earlier.unit.row is not None and not part.required
@@ -210,7 +213,7 @@ def _answer_part(
         if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
             return PartAnswer(part, earlier, ranked)
     candidates = [s for s in ranked if can_answer(part, s.unit)]
-    if not candidates or candidates[0].score < threshold:
+    if not candidates or candidates[0].score < ranker.threshold:
         findings = [relevance.check(part, evidence_of(s.unit, units)) for s in candidates[:REASONS_FROM]]
         return PartAnswer(part, None, ranked, relevance.reason(part, findings))
     first = _named_caption(part, candidates, units) or candidates[0]

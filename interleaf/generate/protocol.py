@@ -50,6 +50,9 @@ class AnswerRequest:
     question: str
     quotes: tuple[ContextQuote, ...]  # context order (as retrieved, or shuffled when configured)
     clauses: tuple[str, ...] = ()  # the expanded query's clauses (clause 0 is the question)
+    # every quote's text of the documents the question is asked about (doc scope), beyond its
+    # context: what they never print, the question cannot be answered from; None in corpus scope
+    documents_text: str | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from interleaf.generate.abstain import says_missing
 from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
@@ -34,6 +35,8 @@ from interleaf.text.references import REFERENCE
 
 # Below this share of Latin letters a text is in another script: a Latin anchor may be translated.
 LATIN_SHARE = 0.5
+# how much of a document's text its script is judged on
+_SCRIPT_SAMPLE = 20_000
 
 _TOKEN = re.compile(r"[^\W_]+")
 # An identifier or acronym written in capitals ("USAGE", "FUNCTION_USAGE", "DPR", "BM25"): the
@@ -92,19 +95,41 @@ def _has_sequence(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
 
 
-def holds(anchor: Anchor, text: str) -> bool:
+class _Read:
+    """A long text read once for `holds`: its numbers and tokens (a document's whole text is asked
+    about several anchors)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.numbers = set(numbers_in(text))
+        self.tokens = tokens(text)
+        self.token_set = set(self.tokens)
+
+    def holds(self, anchor: Anchor) -> bool:
+        return holds(anchor, self.text, self)
+
+
+@lru_cache(maxsize=8)
+def _read(text: str) -> _Read:
+    """A document's text read once for the questions asked about it (they come one after another)."""
+    return _Read(text)
+
+
+def holds(anchor: Anchor, text: str, read: _Read | None = None) -> bool:
     """The text writes the anchor (a number as a number: "8" is not in "8.4")."""
     if anchor.kind in ("number", "time") and numbers_in(anchor.text):
-        return set(numbers_in(anchor.text)) <= set(numbers_in(text))
+        return set(numbers_in(anchor.text)) <= (read.numbers if read else set(numbers_in(text)))
     if _IDENTIFIER.fullmatch(anchor.text):  # "USAGE", the column, is not the word "usage"
         return re.search(rf"(?<![A-Za-z0-9_]){re.escape(anchor.text)}(?![A-Za-z0-9_])", text) is not None or (
             len(anchor.text) <= 5 and _inside_caps(anchor.text, text)
         )
-    have = tokens(text)
+    have = read.tokens if read else tokens(text)
     acronym = _acronym(anchor.text)
     for form in _forms(anchor):
         if form == [acronym] and not re.search(rf"(?<![\w])(?=\w*[A-Z]\w*[A-Z])(?i:{re.escape(acronym)})(?!\w)", text):
             continue  # an acronym counts written as one ("CoT", "NQ"), not as the word "cot"
+        if read and not set(form) <= read.token_set:
+            continue
         if _has_sequence(have, form):
             return True
     return False
@@ -160,15 +185,21 @@ def name_tokens(doc_name: str) -> set[str]:
 
 
 class Relevance:
-    """The question's parts, read against one context (which anchors no quote holds at all)."""
+    """The question's parts, read against one context (which anchors no quote holds at all) and,
+    when given, the whole text of the documents asked about (which anchors they never print)."""
 
-    def __init__(self, question: str, quotes: Sequence[ContextQuote]) -> None:
+    def __init__(self, question: str, quotes: Sequence[ContextQuote], documents_text: str | None = None) -> None:
         self.question = question
         self.parts = question_parts(question)
         self.quotes = quotes
         texts = {q.quote_id: _quote_text(q) for q in quotes}
         anchors = {a for p in self.parts for a in p.required}
         self.held_anywhere = {a: any(holds(a, t) for t in texts.values()) for a in anchors}
+        # a Latin-script anchor is not looked for in a document in another script (it may be translated)
+        self.in_documents: dict[Anchor, bool] = {}
+        if documents_text is not None and _latin(documents_text[:_SCRIPT_SAMPLE]):
+            read = _read(documents_text)
+            self.in_documents = {a: self.held_anywhere[a] or read.holds(a) for a in anchors}
         pages: dict[tuple[str, int], list[str]] = {}
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])
@@ -217,8 +248,16 @@ class Relevance:
         """The part's required anchors that no quote of the context holds."""
         return [a.text for a in part.required if not self.held_anywhere.get(a, True)]
 
+    def never_printed(self, part: Part) -> list[str]:
+        """The part's required anchors that the documents asked about never print (none when their
+        text is not known: corpus scope)."""
+        return [a.text for a in part.required if not self.in_documents.get(a, True)]
+
     def reason(self, part: Part, findings: Sequence[Finding]) -> str:
         """Why no evidence answers the part, for `abstain_reason` and the abstention sentence."""
+        never = self.never_printed(part)
+        if never:
+            return f"no page of the document mentions {_join(never)}"
         absent = self.absent(part)
         if absent:
             return f"no quote mentions {_join(absent)}"

@@ -45,6 +45,25 @@ def image_text(row: Mapping[str, Any], prefer: str) -> str:
     return first or second or row.get("caption") or ""
 
 
+def document_texts(quotes: pa.Table, quote_texts: pa.Table, doc_ids: set[str]) -> dict[str, str]:
+    """doc_id -> every text form of its quotes (text, caption, OCR-text or table Markdown, VLM-text),
+    in reading order, for the documents in `doc_ids`."""
+    if not doc_ids:
+        return {}
+    described = {
+        t["quote_id"]: t
+        for t in quote_texts.select(["quote_id", "ocr_text", "table_md", "vlm_text"]).to_pylist()
+        if t["ocr_text"] or t["table_md"] or t["vlm_text"]
+    }
+    pieces: dict[str, list[str]] = {d: [] for d in doc_ids}
+    for r in quotes.select(["quote_id", "doc_id", "text", "caption"]).to_pylist():
+        if r["doc_id"] in pieces:
+            t = described.get(r["quote_id"], {})
+            forms = (r["text"], r["caption"], t.get("table_md") or t.get("ocr_text"), t.get("vlm_text"))
+            pieces[r["doc_id"]].extend(f for f in forms if f)
+    return {d: "\n".join(p) for d, p in pieces.items()}
+
+
 def build_requests(
     questions: pa.Table,
     contexts: pa.Table,
@@ -53,8 +72,10 @@ def build_requests(
     quote_texts: pa.Table,
     documents: pa.Table,
     config: GenerateConfig,
+    doc_scope: bool = False,
 ) -> list[AnswerRequest]:
-    """One AnswerRequest per question, its context at `config.budget`. Pure."""
+    """One AnswerRequest per question, its context at `config.budget`; `doc_scope`: with the text of
+    the documents each is asked about (`AnswerRequest.documents_text`). Pure."""
     picked = contexts.filter(pa.compute.equal(contexts.column("budget"), config.budget)).to_pylist()
     by_question: dict[str, list[tuple[int, str]]] = {}
     for r in picked:
@@ -64,8 +85,10 @@ def build_requests(
     names = {d["doc_id"]: d["name"] for d in docs}
     titles = {d["doc_id"]: d["title"] for d in docs}
     clause_texts = clauses_by_question(clauses)
+    asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
+    texts = document_texts(quotes, quote_texts, {d for q in asked for d in q["doc_ids"] or ()} if doc_scope else set())
     requests = []
-    for q in questions.select(["question_id", "question"]).to_pylist():
+    for q in asked:
         ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
         if config.quote_order == "shuffled":  # seeded per question: the same order on every run
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
@@ -95,7 +118,9 @@ def build_requests(
                 )
             )
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
-        requests.append(AnswerRequest(q["question_id"], q["question"], tuple(context), cs))
+        scope = (q["doc_ids"] or ()) if doc_scope else ()
+        in_scope = "\n".join(texts[d] for d in scope) if scope else None
+        requests.append(AnswerRequest(q["question_id"], q["question"], tuple(context), cs, in_scope))
     return requests
 
 
@@ -144,7 +169,14 @@ class GenerateStage:
     def run(self, given: StageInput) -> StageOutput:
         t = given.tables
         requests = build_requests(
-            t["questions"], t["contexts"], t["clauses"], t["quotes"], t["quote_texts"], t["documents"], self.settings
+            t["questions"],
+            t["contexts"],
+            t["clauses"],
+            t["quotes"],
+            t["quote_texts"],
+            t["documents"],
+            self.settings,
+            doc_scope=self.scope == "doc",
         )
         generated = self.generator.generate(requests, lambda img_path: (given.root / img_path).read_bytes())
         if failed := [a.error or "failed" for a in generated if a.server_failed]:
