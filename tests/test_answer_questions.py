@@ -145,6 +145,10 @@ def test_what_the_document_never_prints_is_refused_and_named(
     assert printed_elsewhere.absent(part) == ["BART"] and printed_elsewhere.never_printed(part) == []
     never = Relevance("What Top-20 accuracy does Contriever get on NQ in Table 2?", tables, text)
     assert never.never_printed(never.parts[0]) == ["Contriever"]
+    # a year places the question: the paper (2020) prints 2019 and never 2023
+    for year, unprinted in (("2019", []), ("2023", ["2023"])):
+        dated = Relevance(f"What Top-20 accuracy did BM25 get on NQ in {year}?", tables, text)
+        assert dated.never_printed(dated.parts[0]) == unprinted, year
     # without the document's text (corpus scope) nothing is known to be unprinted
     assert Relevance("What Top-20 accuracy does Contriever get on NQ?", tables).never_printed(never.parts[0]) == []
     # the fit (benchmarks/fit_answer_ranker.py) kept the gate: such a part is refused, and the reason names it

@@ -66,7 +66,7 @@ FEATURES = (
     "anchors_missing",  # the share of the part's required anchors the candidate (read with its evidence) lacks
     "anchors_off_page",  # ... that no context quote of the candidate's page holds
     "times_off_page",  # the share of the part's years and dates no context quote of its page holds
-    "anchor_never_printed",  # the part names something the documents asked about never print (doc scope)
+    "anchor_never_printed",  # the part names something, or a year, the documents asked about never print (doc scope)
 )
 
 _WANTS_QUANTITY = re.compile(

@@ -109,6 +109,11 @@ class _Read:
         return holds(anchor, self.text, self)
 
 
+def _placing(part: Part) -> list[Anchor]:
+    """What places the part: its required anchors and its times."""
+    return [a for a in part.anchors if a.required or a.kind == "time"]
+
+
 @lru_cache(maxsize=8)
 def _read(text: str) -> _Read:
     """A document's text read once for the questions asked about it (they come one after another)."""
@@ -199,7 +204,7 @@ class Relevance:
         self.in_documents: dict[Anchor, bool] = {}
         if documents_text is not None and _latin(documents_text[:_SCRIPT_SAMPLE]):
             read = _read(documents_text)
-            self.in_documents = {a: self.held_anywhere[a] or read.holds(a) for a in anchors}
+            self.in_documents = {a: read.holds(a) for p in self.parts for a in _placing(p)}
         pages: dict[tuple[str, int], list[str]] = {}
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])
@@ -249,9 +254,10 @@ class Relevance:
         return [a.text for a in part.required if not self.held_anywhere.get(a, True)]
 
     def never_printed(self, part: Part) -> list[str]:
-        """The part's required anchors that the documents asked about never print (none when their
-        text is not known: corpus scope)."""
-        return [a.text for a in part.required if not self.in_documents.get(a, True)]
+        """The part's required anchors and its years and dates that the documents asked about never
+        print (none when their text is not known: corpus scope). A question about 2022 put to a
+        report on 2018, or about a product the manual does not cover, is not answered by it."""
+        return [a.text for a in _placing(part) if not self.in_documents.get(a, True)]
 
     def reason(self, part: Part, findings: Sequence[Finding]) -> str:
         """Why no evidence answers the part, for `abstain_reason` and the abstention sentence."""
