@@ -49,7 +49,7 @@ from interleaf.generate.relevance import Evidence, Relevance, gives_value, names
 from interleaf.generate.sentences import TableRow, keep_together, numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
-from interleaf.generate.table_cells import cell_sentence, with_legend
+from interleaf.generate.table_cells import Difference, cell_sentence, difference, with_legend
 
 # More sentences from an answering quote: those answering the same part and scoring at least this
 # share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
@@ -82,6 +82,9 @@ class PartAnswer:
     compared: tuple[TableRow, ...] = ()  # rows written beside the chosen one: the other side of a comparison
     labels_only: bool = False  # answered by a figure's labels: written as the figure, the labels quoted
     extreme: str = ""  # "the highest of the table's rows": the chosen row is the extreme a superlative asks for
+    # "how much higher ... than ...": the difference worked out from the chosen row's table, written
+    # in the answer and given as its short answer
+    difference: Difference | None = None
 
 
 class OfflineGenerator:
@@ -221,7 +224,11 @@ def _answer_part(
         return PartAnswer(part, first, ranked, labels_only=True)
     first = _row_instead(first, part, ranked, units, relevance)
     first = _extreme_instead(_named_row_instead(first, part, ranked, units), part, ranked, units, relevance)
-    return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units))
+    worked_out = None
+    if first.unit.row is not None:
+        table = [u.row for u in units if u.quote is first.unit.quote and u.row is not None]
+        worked_out = difference(part, table, first.unit.row)
+    return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units), difference=worked_out)
 
 
 def _extreme_note(chosen: Scored, part: Part, units: Sequence[Unit]) -> str:
@@ -418,7 +425,7 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
     if chosen.unit.row is not None:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
-        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared)
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.difference)
         sentence += f", {answer.extreme}" if answer.extreme else ""
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
         body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation

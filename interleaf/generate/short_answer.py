@@ -16,7 +16,7 @@ from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.sentences import content_words, numbers_in
-from interleaf.generate.table_cells import asked_columns, difference, label_columns
+from interleaf.generate.table_cells import Difference, asked_columns, label_columns
 
 NOT_ANSWERABLE = "Not answerable"
 # the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
@@ -60,6 +60,7 @@ class _Chosen(Protocol):
 class _Answered(Protocol):
     part: Part
     chosen: _Chosen | None
+    difference: Difference | None  # the difference the answer works out, when the part asks one
 
 
 def offline_short_answer(question: str, answers: Sequence[_Answered], units: Sequence[Unit]) -> str:
@@ -68,7 +69,10 @@ def offline_short_answer(question: str, answers: Sequence[_Answered], units: Seq
     question's words), a year or date for "when", else the row's label or the sentence's longest
     run of words the question does not have. Several parts: a list. None answered: "Not answerable"."""
     values = [
-        value for a in answers if a.chosen is not None and (value := _value_of(a.part, a.chosen.unit, units, question))
+        value
+        for a in answers
+        if a.chosen is not None
+        and (value := a.difference.value if a.difference else _value_of(a.part, a.chosen.unit, units, question))
     ]
     values = list(dict.fromkeys(values))
     if not values:
@@ -83,10 +87,6 @@ def _plain(answers: Sequence[_Answered]) -> str:
 
 def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> str | None:
     text = part.text or question
-    if unit.row is not None:  # "how much higher ... than ...": the difference the answer works out
-        worked_out = difference(part, [u.row for u in units if u.quote is unit.quote and u.row is not None], unit.row)
-        if worked_out is not None:
-            return worked_out.value
     if part.want in ("number", "money") or wants_quantity(text):
         return _number_of(part, unit, units)
     if part.want == "date":

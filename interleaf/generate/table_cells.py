@@ -183,9 +183,15 @@ def _values(row: TableRow, columns: list[int]) -> str:
 
 
 def cell_sentence(
-    where: str, rows: Sequence[TableRow], chosen: TableRow, part: Part, compared: Sequence[TableRow] = ()
+    where: str,
+    rows: Sequence[TableRow],
+    chosen: TableRow,
+    part: Part,
+    compared: Sequence[TableRow] = (),
+    worked_out: Difference | None = None,
 ) -> str:
-    """One sentence: where, the value(s) asked for with their column, and the row(s) they belong to."""
+    """One sentence: where, the value(s) asked for with their column, the row(s) they belong to and,
+    when the part asks how much they differ, `worked_out` (`difference`)."""
     if max(len(r.cells) for r in rows) < 2:  # a table read as one column: the rows as they read
         return f"{where} gives " + "; and ".join(r.as_text() for r in (chosen, *compared))
     labels = label_columns(rows)
@@ -196,7 +202,6 @@ def cell_sentence(
         filled = [j for j in columns if j < len(other.cells) and other.cells[j] not in _EMPTY]
         if filled:
             clauses.append(f"{_values(other, filled)} for {_labels(other, labels)}")
-    worked_out = difference(part, rows, chosen)
     tail = f", {worked_out.written()}" if worked_out else ""
     return f"{where} gives " + "; and ".join(c.replace(" for ", " for ", 1) for c in clauses) + tail
 
