@@ -133,21 +133,26 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
         cells = (_cell(chosen, columns[0]), _cell(chosen, columns[1]))
     else:
         return None
-    printed = [_PRINTED_NUMBER.findall(c) for c in cells]
+    printed = [PRINTED_NUMBER.findall(c) for c in cells]
     if any(len(numbers_in(c)) != 1 or len(p) != 1 or _SIGNED.search(c) for c, p in zip(cells, printed, strict=True)):
         return None  # not one plain number each (a signed value, a range: not worked out here)
     # as the cells print them ("80.0", "1,500"), the larger first
-    first, second = sorted((printed[0][0], printed[1][0]), key=_decimal, reverse=True)
+    first, second = sorted((printed[0][0], printed[1][0]), key=printed_value, reverse=True)
     places = max(len(n.partition(".")[2]) for n in (first, second))
-    value = abs(_decimal(first) - _decimal(second)).quantize(Decimal(1).scaleb(-places))
+    value = abs(printed_value(first) - printed_value(second)).quantize(Decimal(1).scaleb(-places))
     return Difference(f"{value:f}", first, second)
 
 
-_PRINTED_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# a number as a table prints it ("1,500", "80.0")
+PRINTED_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_VALUE = rf"({PRINTED_NUMBER.pattern})\s*%?"
+# a difference written out as `Difference.written` puts it: "15.9 (68.7 − 52.8)"
+WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*{_VALUE}\s*[−–-]\s*{_VALUE}\s*\)")
 _SIGNED = re.compile(r"[-−–+]\s*\d")
 
 
-def _decimal(printed: str) -> Decimal:
+def printed_value(printed: str) -> Decimal:
+    """A PRINTED_NUMBER's value."""
     return Decimal(printed.replace(",", ""))
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from decimal import Decimal
 
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
+from interleaf.generate.table_cells import WORKED_OUT, printed_value
 from interleaf.text.references import REFERENCE
 
 # The claim's words counted around a number: its clause (between punctuation that ends one).
@@ -52,18 +52,13 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
     return any(len(known & set(content_words(s))) >= MIN_SHARED * len(known) for s in sentences)
 
 
-# "a difference of 15.9 (68.7 − 52.8)": a value worked out in plain sight from two others
-_VALUE = r"(\d[\d,]*(?:\.\d+)?)\s*%?"
-_WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*{_VALUE}\s*[−–-]\s*{_VALUE}\s*\)")
-
-
 def stated_numbers(claim: str) -> list[str]:
     """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")
     and a difference it works out in plain sight ("15.9 (68.7 − 52.8)": the two it comes from are
     the values to check)."""
     claim = REFERENCE.sub(" ", claim)
-    for m in _WORKED_OUT.finditer(claim):
-        result, first, second = (Decimal(g.replace(",", "")) for g in m.groups())
+    for m in WORKED_OUT.finditer(claim):  # "a difference of 15.9 (68.7 − 52.8)"
+        result, first, second = (printed_value(g) for g in m.groups())
         if abs(first - second) == result:
             claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     return numbers_in(claim)
