@@ -335,7 +335,10 @@ def _anchors(text: str, sources: list[str]) -> list[Anchor]:
         if not any(m.group(0) in a.text and a.kind != "number" for a in found.values()):
             add(m.group(0), "number")
     return [
-        Anchor(a.text, "time") if (a.kind == "number" and _YEAR.match(a.text)) or _MONTH_DAY.fullmatch(a.text) else a
+        # a year dates the question wherever it stands ("the survey of April 25 - May 1 2022" too)
+        Anchor(a.text, "time")
+        if (a.kind in ("number", "source") and _YEAR.match(a.text)) or _MONTH_DAY.fullmatch(a.text)
+        else a
         for a in found.values()
     ]
 
