@@ -96,17 +96,21 @@ def _has_sequence(haystack: list[str], needle: list[str]) -> bool:
 
 
 class _Read:
-    """A long text read once for `holds`: its numbers and tokens (a document's whole text is asked
-    about several anchors)."""
+    """A document's whole text, read once for `prints`: its numbers and its words."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
         self.numbers = set(numbers_in(text))
-        self.tokens = tokens(text)
-        self.token_set = set(self.tokens)
+        self.words = set(tokens(text))
 
-    def holds(self, anchor: Anchor) -> bool:
-        return holds(anchor, self.text, self)
+    def prints(self, anchor: Anchor) -> bool:
+        """The text prints the anchor somewhere: a number or a time as a number; a name, each of its
+        words anywhere, in any order (the document may word "the Senate-confirmed National Cyber
+        Director" as "the Senate confirmed a National Cyber Director"), or run together ("U.K."
+        as "UK"). Looser than `holds`: a name missing on these terms is missing from the document."""
+        if anchor.kind in ("number", "time") and numbers_in(anchor.text):
+            return set(numbers_in(anchor.text)) <= self.numbers
+        words = tokens(anchor.text)
+        return all(w in self.words for w in words) or "".join(words) in self.words
 
 
 def _placing(part: Part) -> list[Anchor]:
@@ -120,21 +124,19 @@ def _read(text: str) -> _Read:
     return _Read(text)
 
 
-def holds(anchor: Anchor, text: str, read: _Read | None = None) -> bool:
+def holds(anchor: Anchor, text: str) -> bool:
     """The text writes the anchor (a number as a number: "8" is not in "8.4")."""
     if anchor.kind in ("number", "time") and numbers_in(anchor.text):
-        return set(numbers_in(anchor.text)) <= (read.numbers if read else set(numbers_in(text)))
+        return set(numbers_in(anchor.text)) <= set(numbers_in(text))
     if _IDENTIFIER.fullmatch(anchor.text):  # "USAGE", the column, is not the word "usage"
         return re.search(rf"(?<![A-Za-z0-9_]){re.escape(anchor.text)}(?![A-Za-z0-9_])", text) is not None or (
             len(anchor.text) <= 5 and _inside_caps(anchor.text, text)
         )
-    have = read.tokens if read else tokens(text)
+    have = tokens(text)
     acronym = _acronym(anchor.text)
     for form in _forms(anchor):
         if form == [acronym] and not re.search(rf"(?<![\w])(?=\w*[A-Z]\w*[A-Z])(?i:{re.escape(acronym)})(?!\w)", text):
             continue  # an acronym counts written as one ("CoT", "NQ"), not as the word "cot"
-        if read and not set(form) <= read.token_set:
-            continue
         if _has_sequence(have, form):
             return True
     return False
@@ -204,7 +206,7 @@ class Relevance:
         self.in_documents: dict[Anchor, bool] = {}
         if documents_text is not None and _latin(documents_text[:_SCRIPT_SAMPLE]):
             read = _read(documents_text)
-            self.in_documents = {a: read.holds(a) for p in self.parts for a in _placing(p)}
+            self.in_documents = {a: read.prints(a) for p in self.parts for a in _placing(p)}
         pages: dict[tuple[str, int], list[str]] = {}
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])
