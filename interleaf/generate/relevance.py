@@ -202,7 +202,7 @@ class Relevance:
         texts = {q.quote_id: _quote_text(q) for q in quotes}
         anchors = {a for p in self.parts for a in p.required}
         self.held_anywhere = {a: any(holds(a, t) for t in texts.values()) for a in anchors}
-        # a Latin-script anchor is not looked for in a document in another script (it may be translated)
+        # a document in another script than Latin is not read for them: the question's names may be translated
         self.in_documents: dict[Anchor, bool] = {}
         if documents_text is not None and _latin(documents_text[:_SCRIPT_SAMPLE]):
             read = _read(documents_text)

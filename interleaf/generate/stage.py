@@ -50,17 +50,19 @@ def document_texts(quotes: pa.Table, quote_texts: pa.Table, doc_ids: set[str]) -
     in reading order, for the documents in `doc_ids`."""
     if not doc_ids:
         return {}
-    described = {
-        t["quote_id"]: t
-        for t in quote_texts.select(["quote_id", "ocr_text", "table_md", "vlm_text"]).to_pylist()
-        if t["ocr_text"] or t["table_md"] or t["vlm_text"]
-    }
+    # filtered in Arrow first: a warehouse of many documents is not turned into Python rows whole
+    own = quotes.select(["quote_id", "doc_id", "text", "caption"]).filter(
+        pa.compute.is_in(quotes.column("doc_id"), value_set=pa.array(sorted(doc_ids), pa.string()))
+    )
+    forms_of = quote_texts.select(["quote_id", "ocr_text", "table_md", "vlm_text"]).filter(
+        pa.compute.is_in(quote_texts.column("quote_id"), value_set=own.column("quote_id").combine_chunks())
+    )
+    described = {t["quote_id"]: t for t in forms_of.to_pylist()}
     pieces: dict[str, list[str]] = {d: [] for d in doc_ids}
-    for r in quotes.select(["quote_id", "doc_id", "text", "caption"]).to_pylist():
-        if r["doc_id"] in pieces:
-            t = described.get(r["quote_id"], {})
-            forms = (r["text"], r["caption"], t.get("table_md") or t.get("ocr_text"), t.get("vlm_text"))
-            pieces[r["doc_id"]].extend(f for f in forms if f)
+    for r in own.to_pylist():
+        t = described.get(r["quote_id"], {})
+        forms = (r["text"], r["caption"], t.get("table_md") or t.get("ocr_text"), t.get("vlm_text"))
+        pieces[r["doc_id"]].extend(f for f in forms if f)
     return {d: "\n".join(p) for d, p in pieces.items()}
 
 
