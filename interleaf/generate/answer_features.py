@@ -33,7 +33,8 @@ from interleaf.generate.offline_scoring import (
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.relevance import Evidence, Relevance, names_another_float, names_float
-from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.generate.sentences import content_words, numbers_in, quantities_in
+from interleaf.generate.table_cells import label_words_stated
 
 # the order of the columns of `features`; the fitted weights are stored by these names
 FEATURES = (
@@ -44,14 +45,14 @@ FEATURES = (
     "composite_top",  # 1 for the best rule-based score of the context
     "quote_rank",  # 1 / (1 + the retriever's rank of its quote)
     "unit_rank",  # 1 / (1 + its rank by the rule-based score)
-    "number_asked_given",  # the question asks for a quantity and it states a number
-    "number_asked_missing",  # ... and it states none
+    "number_asked_given",  # the question asks for a quantity and it states one, not the question's, not a date's
+    "number_asked_missing",  # ... and it states none ("as of January 28, 2023" states no quantity)
     "date_asked_given",  # the question asks when and it states a year or a month
     "relevant",  # the relevance test finds it answering the part
     "names_float",  # it is (or names) the table or figure the question names
     "names_other_float",  # it names another table or figure than the one the question names
     "extreme_row",  # the row holding the highest (lowest) value the question asks for
-    "row_label_in_question",  # a table row one of whose label cells the question states whole
+    "row_label_stated",  # a table row: the share of the question's words that state its label cells whole
     "header_match",  # a table row: the share of the question's words its best column header holds
     "kind_sentence",
     "kind_caption",
@@ -60,6 +61,7 @@ FEATURES = (
     "kind_ocr",
     "image_quote",
     "log_words",  # log(1 + its words): long sentences hold more words by chance
+    "adds_nothing",  # it holds no word and no number the question does not (a heading that repeats it)
     "similarity",  # cosine similarity of its embedding to the question's (similarity.py)
     "similarity_gap",  # how far under the context's most similar candidate it is
     "anchor_absent",  # the part names something (a name, a number, a quoted phrase) no quote of the context holds
@@ -121,7 +123,9 @@ def candidate_features(
     date = part.want == "date"
     named = bool(LABEL.search(question))
     question_folded = fold(question)
+    question_length = len(question_folded.split()) or 1
     asked = set(content_words(question))
+    own_numbers = set(numbers_in(question))
     top_similarity = float(similarity.max()) if len(similarity) else 0.0
     absent = float(bool(relevance.absent(part)))
     never_printed = float(bool(relevance.never_printed(part)))
@@ -132,7 +136,7 @@ def candidate_features(
         held = [c for c, ids in holders.items() if id(u) in ids and c in cue_weight]
         finding = relevance.check(part, ev)
         off_page, times_off_page = relevance.off_page(part, u.quote)
-        labels = _row_labels(u)
+        stated = set(quantities_in(u.text)) if quantity else set()
         values = {
             "coverage": sum(weights[t] for t in own) / total,
             "coverage_quote": sum(weights[t] for t in near) / total,
@@ -141,14 +145,14 @@ def candidate_features(
             "composite_top": float(s.score >= best),
             "quote_rank": 1.0 / (1 + rank.get(u.quote.quote_id, len(quotes))),
             "unit_rank": 1.0 / (1 + order[id(s)]),
-            "number_asked_given": float(quantity and bool(u.numbers)),
-            "number_asked_missing": float(quantity and not u.numbers),
+            "number_asked_given": float(quantity and bool(stated - own_numbers)),
+            "number_asked_missing": float(quantity and not stated - own_numbers),
             "date_asked_given": float(date and _YEAR_OR_MONTH.search(u.text) is not None),
             "relevant": float(finding.ok),
             "names_float": float(named and names_float(part, ev)),
             "names_other_float": float(named and names_another_float(part, ev)),
             "extreme_row": float(id(u) in extremes),
-            "row_label_in_question": float(any(_whole_phrase(fold(label), question_folded) for label in labels)),
+            "row_label_stated": label_words_stated(u.row, question_folded) / question_length if u.row else 0.0,
             "header_match": _header_match(u, asked),
             "kind_sentence": float(u.kind == "sentence"),
             "kind_caption": float(u.kind == "caption"),
@@ -157,6 +161,7 @@ def candidate_features(
             "kind_ocr": float(u.kind == "ocr"),
             "image_quote": float(u.quote.modality == "image"),
             "log_words": math.log1p(len(u.text.split())),
+            "adds_nothing": float(u.words <= asked and set(u.numbers) <= own_numbers),
             "similarity": float(similarity[i]),
             "similarity_gap": float(top_similarity - similarity[i]),
             "anchor_absent": absent,
@@ -169,21 +174,8 @@ def candidate_features(
     return rows
 
 
-def _row_labels(unit: Unit) -> list[str]:
-    """A table row's cells that name it: those with words and no number."""
-    if unit.row is None:
-        return []
-    return [
-        c.strip() for c in (*unit.row.cells, unit.row.group) if c.strip() and content_words(c) and not numbers_in(c)
-    ]
-
-
 def _header_match(unit: Unit, asked: set[str]) -> float:
     """For a row: the share of the question's words that its best-matching column header holds."""
     if unit.row is None or not asked:
         return 0.0
     return max((len(set(content_words(h)) & asked) for h in unit.row.header), default=0) / len(asked)
-
-
-def _whole_phrase(phrase: str, text: str) -> bool:
-    return re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", text) is not None

@@ -46,10 +46,10 @@ from interleaf.generate.offline_units import (
 )
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
 from interleaf.generate.relevance import Evidence, Relevance, gives_value, names_float
-from interleaf.generate.sentences import TableRow, keep_together, numbers_in
+from interleaf.generate.sentences import TableRow, keep_together
 from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
-from interleaf.generate.table_cells import Difference, cell_sentence, difference, with_legend
+from interleaf.generate.table_cells import Difference, cell_sentence, difference, label_words_stated, with_legend
 
 # More sentences from an answering quote: those answering the same part and scoring at least this
 # share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
@@ -265,24 +265,18 @@ def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) 
 
 
 def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored:
-    """A row the question names by a whole label cell wins over the chosen row of its table that it
-    does not: "BM25" names the BM25 row, not the "BM25 + DPR" one that holds the word too."""
+    """The row whose label cells the question states most fully wins over the chosen row of its
+    table: "BM25" names the BM25 row, not the "BM25 + DPR" one that holds the word too, and "PaLM-2L
+    + Step-Back" names the "PaLM-2L + Step-Back (ours)" row, not the "PaLM-2L" one inside it."""
     if chosen.unit.row is None:
         return chosen
     asked = fold(part.text)
     same_table = [s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None]
-    named = {id(s): _labels_named(s.unit, asked) for s in same_table}
+    named = {id(s): label_words_stated(s.unit.row, asked) for s in same_table if s.unit.row is not None}
     most = max(named.values(), default=0)
     if named.get(id(chosen), 0) >= most:
         return chosen
     return next(s for s in same_table if named[id(s)] == most)
-
-
-def _labels_named(unit: Unit, asked: str) -> int:
-    """How many of a row's label cells (those with words and no number) the question states whole."""
-    assert unit.row is not None
-    cells = [c for c in (*unit.row.cells, unit.row.group) if c.strip() and not numbers_in(c)]
-    return sum(re.search(rf"(?<!\w){re.escape(fold(c))}(?!\w)", asked) is not None for c in cells if fold(c))
 
 
 def _extreme_instead(

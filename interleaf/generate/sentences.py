@@ -194,6 +194,17 @@ def numbers_in(text: str) -> list[str]:
     return list(seen)
 
 
+# a date printed with its month's name: "October 7, 2003", "7 Oct. 2003", "January 28, 2023"
+MONTH_DATE = re.compile(
+    r"\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2},?)?\s+\d{4}\b", re.I
+)
+
+
+def quantities_in(text: str) -> list[str]:
+    """`numbers_in`, without the numbers of its dates: "as of January 28, 2023" states no quantity."""
+    return numbers_in(MONTH_DATE.sub(" ", text))
+
+
 # -- content words ---------------------------------------------------------------------------------
 
 # Function words the tokenizer's stopword list keeps (it is tuned for retrieval, where they are

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_units import LABEL, Unit
-from interleaf.generate.sentences import content_words, numbers_in
-from interleaf.generate.table_cells import Difference, asked_columns, label_columns
+from interleaf.generate.sentences import MONTH_DATE, content_words, numbers_in
+from interleaf.generate.table_cells import Difference, asked_columns, label_columns, without_remark
 
 NOT_ANSWERABLE = "Not answerable"
 # the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
@@ -74,10 +75,36 @@ def offline_short_answer(question: str, answers: Sequence[_Answered], units: Seq
         if a.chosen is not None
         and (value := a.difference.value if a.difference else _value_of(a.part, a.chosen.unit, units, question))
     ]
-    values = list(dict.fromkeys(values))
+    values = list(dict.fromkeys(in_asked_form(question, v) for v in values))
     if not values:
         return NOT_ANSWERABLE if not any(a.chosen for a in answers) else _plain(answers)
     return values[0] if len(values) == 1 else repr(values)
+
+
+# "Format the date as YYYY-MM-DD": the form a question asks a date in, and strftime's spelling of it
+_DATE_FORMS = {"yyyy-mm-dd": "%Y-%m-%d", "yyyy-mm": "%Y-%m", "dd/mm/yyyy": "%d/%m/%Y", "mm/dd/yyyy": "%m/%d/%Y"}
+_ASKED_FORM = re.compile(r"(?<![\w/-])(" + "|".join(map(re.escape, _DATE_FORMS)) + r")(?![\w/-])", re.I)
+# how documents print a date: "October 7, 2003", "7 October 2003", "Oct. 7, 2003", "2003-10-07", "October 2003"
+_PRINTED_DATE_FORMS = ("%B %d %Y", "%d %B %Y", "%b %d %Y", "%d %b %Y", "%Y-%m-%d", "%B %Y", "%b %Y")
+
+
+def in_asked_form(question: str, value: str) -> str:
+    """The value as the question asks a date written ("Format the date as YYYY-MM-DD": "October 7,
+    2003" is "2003-10-07"); unchanged where the question asks no such form or the value is no date."""
+    asked = _ASKED_FORM.search(question)
+    if asked is None:
+        return value
+    bare = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b|\bof\b|[.,]", " ", value)
+    bare = " ".join(bare.split())
+    wanted = _DATE_FORMS[asked.group(1).casefold()]
+    for form in _PRINTED_DATE_FORMS:
+        if "%d" in wanted and "%d" not in form:
+            continue  # "July 2009" has no day to write
+        try:
+            return datetime.strptime(bare, form).strftime(wanted)
+        except ValueError:
+            continue
+    return value
 
 
 def _plain(answers: Sequence[_Answered]) -> str:
@@ -96,7 +123,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
         rows = [u.row for u in units if u.quote is unit.quote and u.row is not None]
         labels = label_columns(rows)
         label = " ".join(unit.row.cells[j] for j in labels if j < len(unit.row.cells)).strip()
-        if label and not set(content_words(label)) <= set(content_words(text)):
+        if label and not set(content_words(without_remark(label))) <= set(content_words(text)):
             return label  # the row the question does not name is what it asks for ("which ... highest")
         columns = asked_columns(rows, unit.row, part, labels)
         cells = [unit.row.cells[j] for j in columns if j < len(unit.row.cells)]
@@ -104,11 +131,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
     return _new_words(unit.text, text)
 
 
-_DATE = re.compile(
-    r"\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2},?)?\s+\d{4}\b"
-    r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b",
-    re.I,
-)
+_DATE = re.compile(MONTH_DATE.pattern + r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b", re.I)
 
 
 def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from interleaf.evidence import fold
 from interleaf.expand.rules import BETWEEN
 from interleaf.generate.asking import Part
 from interleaf.generate.relevance import holds, tokens
@@ -47,6 +48,29 @@ def label_columns(rows: Sequence[TableRow]) -> list[int]:
             break
         out.append(j)
     return out or [0]
+
+
+_REMARK = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def without_remark(label: str) -> str:
+    """A label without its closing remark: "PaLM-2L + Step-Back (ours)" is "PaLM-2L + Step-Back"
+    (the remark, "(ours)" or "(Kojima et al., 2022)", is no part of the name a question uses)."""
+    return _REMARK.sub("", label)
+
+
+def label_words_stated(row: TableRow, asked: str) -> int:
+    """How many words of a row's label cells (those with words and no number) the question, folded
+    (`interleaf.evidence.fold`), states, counting a cell only where it is stated whole, with or
+    without its closing remark: "PaLM-2L + Step-Back" states three of "PaLM-2L + Step-Back (ours)",
+    and none of "BM25 + DPR" is stated by a question naming "BM25"."""
+    stated = 0
+    for cell in (c for c in (*row.cells, row.group) if c.strip() and not numbers_in(c)):
+        for form in dict.fromkeys((fold(cell), fold(without_remark(cell)))):
+            if form and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", asked):
+                stated += len(form.split())
+                break
+    return stated
 
 
 def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: list[int]) -> list[int]:
