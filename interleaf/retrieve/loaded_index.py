@@ -88,6 +88,11 @@ class LoadedIndex:
         return stored or {q: (d, p) for q, d, p in zip(c.quote_ids, c.doc_ids, c.page_idx, strict=True)}
 
     @functools.cached_property
+    def page_array(self) -> np.ndarray:
+        """Each loaded quote's page_idx, in load order (a mask of a page's quotes is one comparison)."""
+        return np.asarray(self.corpus.page_idx, dtype=np.int64)
+
+    @functools.cached_property
     def scopes(self) -> QuoteScopes:
         """What a question's references point at, as masks; each quote's section as a fusion group."""
         c = self.corpus

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
 from interleaf.retrieve.registry import get_image_filter, get_reranker
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import RETRIEVE_MODULES
+from interleaf.structure.pages import page_references, pages_named, printed_page_numbers
 from interleaf.text.tokens import tokenize
 from warehouse import Warehouse, schemas
 
@@ -122,15 +124,17 @@ def retrieve(
     reranker: Reranker | None = None,
     image_filter: ImageFilter | None = None,
     load_image: ImageLoader | None = None,
+    printed: Mapping[str, Mapping[int, set[int]]] | None = None,
 ) -> list[QuestionResult]:
-    """`clauses[i]` are question i's expanded clauses (clause 0 the question itself)."""
+    """`clauses[i]` are question i's expanded clauses (clause 0 the question itself); `printed`: the
+    page numbers each document prints (structure.pages.printed_page_numbers)."""
     names = config.retrievers or list(index.retrievers)
     unknown = [n for n in names if n not in index.retrievers]
     if unknown:
         raise ValueError(f"retrieve.retrievers names {unknown}; the index has {list(index.retrievers)}")
     doc_scoped = config.scope == "doc"
     masks = [_scope_mask(index, q.doc_ids if doc_scoped else ()) for q in questions]
-    scoped = [reference_scopes(index, q, m, doc_scoped, config) for q, m in zip(questions, masks, strict=True)]
+    scoped = [reference_scopes(index, q, m, doc_scoped, config, printed) for q, m in zip(questions, masks, strict=True)]
     results = _run(index, questions, clauses, masks, names, config, scoped)
     if expand_config.prf and expand_config.backend != "none":
         extra = [prf_clause(index, q.text, r.ranking, expand_config) for q, r in zip(questions, results, strict=True)]
@@ -157,10 +161,17 @@ SCOPED = "scope:"  # the kind of a clause asked within a section or item the que
 
 
 def reference_scopes(
-    index: LoadedIndex, question: Question, mask: np.ndarray, doc_scoped: bool, config: RetrieveConfig
+    index: LoadedIndex,
+    question: Question,
+    mask: np.ndarray,
+    doc_scoped: bool,
+    config: RetrieveConfig,
+    printed: Mapping[str, Mapping[int, set[int]]] | None = None,
 ) -> list[tuple[Clause, np.ndarray]]:
     """The question again, asked only among the quotes of each section or item it names ("Exhibit
-    2.3.59-14", "IRM 2.3.59.6", 'The Summer Sword'): one more ranked list per reference."""
+    2.3.59-14", "IRM 2.3.59.6", 'The Summer Sword') and, in document scope, of each page it names
+    ("the chart on page 14": the file's 14th page and the page printed "14", `printed`): one more
+    ranked list per reference."""
     if config.reference_weight <= 0:
         return []
     # a heading repeating the document's title names the document: within one document, nothing narrower
@@ -170,6 +181,14 @@ def reference_scopes(
         within = mask & scope.mask
         if within.any():
             out.append((Clause(scope.query, f"{SCOPED}{scope.text}", config.reference_weight), within))
+    for reference in page_references(question.text) if doc_scoped else ():
+        within = np.zeros_like(mask)
+        for doc in question.doc_ids:
+            in_doc = mask & index.doc_mask(doc)
+            pages = pages_named(reference, set(index.page_array[in_doc].tolist()), (printed or {}).get(doc, {}))
+            within |= in_doc & np.isin(index.page_array, list(pages))
+        if within.any():
+            out.append((Clause(question.text, f"{SCOPED}{reference.text}", config.reference_weight), within))
     return out
 
 
@@ -348,6 +367,7 @@ class RetrieveStage:
             get_reranker(self.settings.rerank),
             image_filter,
             lambda img_path: (given.root / img_path).read_bytes(),
+            printed_page_numbers(t["quotes"]),
         )
         return StageOutput(result_tables(given.unit, self.settings.scope, results, index, image_filter))
 

@@ -9,4 +9,4 @@ _OF = "interleaf.structure."
 PARSE_MODULES = tuple(_OF + m for m in ("outline", "headings", "sections", "furniture", "title"))
 # references.label_line feeds the loaded corpus retrieve searches, not the stored index: retrieve hashes it
 INDEX_MODULES = tuple(_OF + m for m in ("headings", "sections", "outline", "tables", "context"))
-RETRIEVE_MODULES = tuple(_OF + m for m in ("headings", "references", "scopes"))
+RETRIEVE_MODULES = tuple(_OF + m for m in ("headings", "references", "scopes", "pages"))

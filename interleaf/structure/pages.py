@@ -1,0 +1,71 @@
+"""The pages a question names: "the chart on page 14", "page(1)", "the first page", "the last page",
+"the cover page", "slide 7".
+
+A page number in a question may be the file's (its 14th page) or the one the document prints on the
+page: a report's page "9" is often the file's 12th, after a cover and a contents page, and a brochure
+printing two pages on one sheet has pages "16" and "17" on its 10th. Both are taken. The numbers a
+document prints are read from its page furniture: running heads and feet that hold a bare number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+_NUMBERED = re.compile(r"\b(?:pages?|p\.|slides?)\s*\(?\s*(\d{1,4})\s*\)?(?![\w.,]\d)", re.I)
+_ORDINAL = re.compile(rf"\b({'|'.join(_ORDINALS)}|last|final|cover|front|back)\s+(?:cover\s+)?(?:page|slide)\b", re.I)
+# a printed page number: "9", "Page 9", "- 9 -" (a running head or foot with a bare number)
+_PRINTED = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\W*$", re.I)
+
+
+@dataclass(frozen=True)
+class PageReference:
+    text: str  # the question's words: "page 14", "the last page"
+    number: int | None  # the page's number, 1-based; None for the last page
+    printed: bool  # the number may be the one printed on the page (not for "the cover", "the last page")
+
+
+def page_references(question: str) -> list[PageReference]:
+    """Every page the question names, in order."""
+    out = [PageReference(m.group(0).strip(), int(m.group(1)), True) for m in _NUMBERED.finditer(question)]
+    for m in _ORDINAL.finditer(question):
+        word = m.group(1).casefold()
+        if word in ("last", "final", "back"):
+            out.append(PageReference(m.group(0), None, False))
+        elif word in ("cover", "front"):
+            out.append(PageReference(m.group(0), 1, False))
+        else:
+            out.append(PageReference(m.group(0), _ORDINALS.index(word) + 1, True))
+    return out
+
+
+def printed_page_numbers(quotes: pa.Table) -> dict[str, dict[int, set[int]]]:
+    """doc_id -> a number the document prints as a page's number -> the page_idx (0-based) it is
+    printed on, read from the quotes marked as furniture that hold only a number."""
+    furniture = quotes.select(["doc_id", "page_idx", "text", "furniture"]).filter(
+        pc.fill_null(quotes.column("furniture"), False)
+    )
+    out: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for r in furniture.to_pylist():
+        m = _PRINTED.match(r["text"] or "")
+        if m:
+            out[r["doc_id"]][int(m.group(1))].add(int(r["page_idx"]))
+    return {d: dict(numbers) for d, numbers in out.items()}
+
+
+def pages_named(reference: PageReference, pages: set[int], printed: dict[int, set[int]]) -> set[int]:
+    """The page_idx of a document's `pages` (those it has) that the reference may mean: the file's
+    page of that number, and the pages printed with that number."""
+    if not pages:
+        return set()
+    if reference.number is None:
+        return {max(pages)}
+    named = {reference.number - 1}
+    if reference.printed:
+        named |= printed.get(reference.number, set())
+    return named & pages

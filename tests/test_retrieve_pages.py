@@ -1,0 +1,66 @@
+"""A page the question names is searched first (interleaf/structure/pages.py): the file's page of that
+number and the page printed with it, on the session's ingested corpus. docs/cancer-guide.pdf has an
+unnumbered cover and inside cover, so its printed page 20 is the file's page 22."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from interleaf.structure.pages import PageReference, page_references, pages_named, printed_page_numbers
+from tests.conftest import IngestedWarehouse, run_cli, sql_rows
+
+DOC = "cancer-guide.pdf"
+
+
+def test_the_pages_a_question_names_are_read() -> None:
+    # the benchmark's askers write the page every way: "on page 9", "page(1)", "the first page"
+    assert page_references("What is the title of the diagram on page 9?") == [PageReference("page 9", 9, True)]
+    assert page_references("What date is mentioned at the beginning of page(1)?")[0].number == 1
+    assert page_references("Is there a signature present on the last page?") == [
+        PageReference("last page", None, False)
+    ]
+    assert page_references("How many websites are present on the cover page?")[0].number == 1
+    assert page_references("What is on the second page?")[0].number == 2
+    # "the pages introducing ..." and a page count name no page
+    assert page_references("Tell me all the pages introducing how to reinstall the software.") == []
+    assert page_references("How many pages does the report have?") == []
+
+
+def test_the_numbers_a_document_prints_on_its_pages(corpus_warehouse: IngestedWarehouse) -> None:
+    quotes = sql_rows(
+        corpus_warehouse.root,
+        "select q.doc_id, q.page_idx, q.text, q.furniture from quotes q join documents d on d.doc_id = q.doc_id "
+        f"where d.name = '{DOC}'",
+    )
+    (doc_id,) = {q["doc_id"] for q in quotes}
+    printed = printed_page_numbers(pa.Table.from_pylist(quotes))[doc_id]
+    assert len(printed) >= 40, sorted(printed)  # most of its 76 pages print their number in a foot
+    # every number is printed on the file's page two further on, and on that page only
+    assert all(pages == {number + 1} for number, pages in printed.items()), printed
+    pages = {q["page_idx"] for q in quotes}
+    assert pages_named(PageReference("page 20", 20, True), pages, printed) == {19, 21}
+    assert pages_named(PageReference("the last page", None, False), pages, printed) == {max(pages)}
+    assert pages_named(PageReference("the cover page", 1, False), pages, printed) == {0}
+
+
+def _context_pages(root, question: str, *scope: str) -> list[int]:
+    answer = json.loads(run_cli(root, "ask", question, *scope, "--json").stdout)
+    return [int(c["page"]) for c in answer["context"]]
+
+
+def test_a_named_page_is_searched_first(corpus_warehouse: IngestedWarehouse) -> None:
+    root = corpus_warehouse.root
+    # "the table on page 20" is on the page printed 20, the file's 22nd
+    assert _context_pages(root, "What does the table on page 20 show?", "--doc", DOC)[0] == 22
+    assert _context_pages(root, "What is on the last page?", "--doc", DOC)[0] == 76
+    assert _context_pages(root, "What is on the cover page?", "--doc", DOC)[0] == 1
+    # each is one more list asked within the page (the stored clauses say so); across the corpus a
+    # page number names no page, and no such list is asked
+    run_cli(root, "ask", "What is on the last page?")
+    asked = sql_rows(
+        root,
+        "select scope, kind from asked_clauses where text = 'What is on the last page?' and kind like 'scope:%'",
+    )
+    assert {(a["scope"], a["kind"]) for a in asked} == {("doc", "scope:last page")}, asked
