@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from interleaf.generate.abbreviations import defined_abbreviations, with_abbreviations
+from interleaf.generate.answer_verdict import answer_verdict
 from interleaf.generate.protocol import CheckedAnswer, CheckedSentence, Citation, ContextQuote, Modality
-from interleaf.generate.relevance import answer_verdict
 from interleaf.generate.sentences import (
     IMAGE_MARK,
     TEXT_MARK,
