@@ -16,7 +16,8 @@ refuse at most `--max-false-abstention` of the answerable ones. A question the c
 whatever the threshold (no candidate of the kind its first part asks for) counts there as refused.
 
 Before the final fit it cross-validates by document (GroupKFold: no document's candidates on both
-sides) and prints the held-out folds' figures; they, with the sets and counts, go into the file.
+sides; the documents shuffled into folds `--repeats` times, the figures averaged) and prints the
+held-out folds' figures; they, with the sets and counts, go into the file.
 """
 
 from __future__ import annotations
@@ -182,23 +183,29 @@ def cross_validate(
     gated: set[str],
 ) -> tuple[dict, list[float]]:
     """The held-out folds' figures (GroupKFold by document), each fold's threshold fitted on its
-    training folds; `gated` questions are refused whatever the threshold, as `ex.refused` are."""
+    training folds, averaged over `args.repeats` shufflings of the documents into folds (one split's
+    figure moves by a few questions with the documents that happen to share a fold); `gated`
+    questions are refused whatever the threshold, as `ex.refused` are."""
     from sklearn.model_selection import GroupKFold
 
     refused_at = dict(ex.refused) | {q: documents[questions == q][0] for q in gated}
     refused = {q: (-1.0, False) for q in refused_at}  # below any threshold
-    held_out: dict[str, tuple[float, bool]] = dict(refused)
-    thresholds = []
-    for train, test in GroupKFold(n_splits=args.folds).split(x, y, documents):
-        model = fit(x[train], y[train])
-        inside = question_outcomes(model.predict_proba(x[train])[:, 1], y[train], questions[train])
-        trained_on = set(documents[train])
-        inside |= {q: refused[q] for q, document in refused_at.items() if document in trained_on}
-        threshold = best_threshold(inside, ex.answerable, args.max_false_abstention)
-        thresholds.append(threshold)
-        outside = question_outcomes(model.predict_proba(x[test])[:, 1], y[test], questions[test])
-        held_out |= {q: (p if p >= threshold else -1.0, ok) for q, (p, ok) in outside.items() if q not in gated}
-    return figures(held_out, ex.answerable, 0.0), thresholds  # each fold's own threshold applied (-1: below it)
+    runs, thresholds = [], []
+    for repeat in range(args.repeats):
+        held_out: dict[str, tuple[float, bool]] = dict(refused)
+        folds = GroupKFold(n_splits=args.folds, shuffle=True, random_state=repeat)
+        for train, test in folds.split(x, y, documents):
+            model = fit(x[train], y[train])
+            inside = question_outcomes(model.predict_proba(x[train])[:, 1], y[train], questions[train])
+            trained_on = set(documents[train])
+            inside |= {q: refused[q] for q, document in refused_at.items() if document in trained_on}
+            threshold = best_threshold(inside, ex.answerable, args.max_false_abstention)
+            thresholds.append(threshold)
+            outside = question_outcomes(model.predict_proba(x[test])[:, 1], y[test], questions[test])
+            held_out |= {q: (p if p >= threshold else -1.0, ok) for q, (p, ok) in outside.items() if q not in gated}
+        runs.append(figures(held_out, ex.answerable, 0.0))  # each fold's own threshold applied (-1: below it)
+    mean = {k: round(float(np.mean([r[k] for r in runs])), 3) for k in runs[0]}
+    return mean | {"questions": runs[0]["questions"], "repeats": args.repeats}, thresholds
 
 
 def main() -> int:
@@ -209,6 +216,7 @@ def main() -> int:
     )
     parser.add_argument("--config", default=None, help="the settings the contexts are retrieved with")
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="shufflings of the documents into folds, averaged")
     # A refusal hides an answer the documents hold: the issue that asked for this ranker bounds it at
     # 10% of the answerable questions; the threshold handles the most questions right within it.
     parser.add_argument("--max-false-abstention", type=float, default=0.10)
@@ -297,6 +305,7 @@ def main() -> int:
         },
         "cross_validation": {
             "folds": args.folds,
+            "repeats": args.repeats,
             "by": "document",
             "held_out": cv,
             "held_out_other_gate": runs[not gate][0],
