@@ -358,6 +358,9 @@ class RetrieveStage:
         by_question = clauses_by_question(t["clauses"])
         clauses = [by_question.get(q.id) or [Clause(q.text, "question", 1.0)] for q in questions]
         image_filter = get_image_filter(self.settings.lmm_filter)
+        # the page numbers printed in the documents of the questions that name a page (doc scope)
+        doc_scoped = self.settings.scope == "doc"
+        naming = {d for q in questions if doc_scoped and page_references(q.text) for d in q.doc_ids}
         results = retrieve(
             index,
             questions,
@@ -367,7 +370,7 @@ class RetrieveStage:
             get_reranker(self.settings.rerank),
             image_filter,
             lambda img_path: (given.root / img_path).read_bytes(),
-            printed_page_numbers(t["quotes"]),
+            printed_page_numbers(t["quotes"], naming) if naming else None,
         )
         return StageOutput(result_tables(given.unit, self.settings.scope, results, index, image_filter))
 

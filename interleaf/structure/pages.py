@@ -44,14 +44,15 @@ def page_references(question: str) -> list[PageReference]:
     return out
 
 
-def printed_page_numbers(quotes: pa.Table) -> dict[str, dict[int, set[int]]]:
+def printed_page_numbers(quotes: pa.Table, doc_ids: set[str] | None = None) -> dict[str, dict[int, set[int]]]:
     """doc_id -> a number the document prints as a page's number -> the page_idx (0-based) it is
-    printed on, read from the quotes marked as furniture that hold only a number."""
-    furniture = quotes.select(["doc_id", "page_idx", "text", "furniture"]).filter(
-        pc.fill_null(quotes.column("furniture"), False)
-    )
+    printed on, read from the quotes marked as furniture that hold only a number; of the documents
+    in `doc_ids` (None: every one)."""
+    keep = pc.fill_null(quotes.column("furniture"), False)
+    if doc_ids is not None:
+        keep = pc.and_(keep, pc.is_in(quotes.column("doc_id"), value_set=pa.array(sorted(doc_ids), pa.string())))
     out: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for r in furniture.to_pylist():
+    for r in quotes.select(["doc_id", "page_idx", "text"]).filter(keep).to_pylist():
         m = _PRINTED.match(r["text"] or "")
         if m:
             out[r["doc_id"]][int(m.group(1))].add(int(r["page_idx"]))
