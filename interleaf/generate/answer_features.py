@@ -107,7 +107,7 @@ def candidate_features(
     similarity: np.ndarray,
 ) -> np.ndarray:
     """One row of FEATURES per unit. `scored`, `evidence` and `similarity` are the units' rule-based
-    scores, the evidence each is read with (offline.evidence_of) and their similarity to the
+    scores, the evidence each is read with (part_answer.evidence_of) and their similarity to the
     question, in `units` order."""
     weights = query_weights(question, (), units)
     total = sum(weights.values()) or 1.0

@@ -13,7 +13,8 @@ answered is an abstention (`answerable` false). A table row is written as the ce
 (table_cells.py); a figure is answered from its caption, its VLM-text or a sentence of the document
 that names it, never from its OCR labels alone, and placed right after that sentence. More
 sentences of an answering quote are added only when they answer the same part (quote-selection F1
-rewards citing few quotes, and a sentence that answers no part is not written).
+rewards citing few quotes, and a sentence that answers no part is not written). This module
+chooses; offline_writing.py writes what it chose.
 """
 
 from __future__ import annotations
@@ -31,31 +32,17 @@ from interleaf.generate.abstain import abstention
 from interleaf.generate.answer_features import Candidates, candidate_features
 from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
-from interleaf.generate.citations import add_placing_once, image_alt
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, superlative
-from interleaf.generate.offline_units import (
-    LABEL,
-    LEAD_IN,
-    Unit,
-    caption_of,
-    escape_marks,
-    image_labels,
-    units_of,
-    where,
-)
-from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer, ImageLoader, InputMode
-from interleaf.generate.relevance import Evidence, Relevance, gives_value, names_float
-from interleaf.generate.sentences import TableRow, keep_together
+from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
+from interleaf.generate.offline_writing import without_repeats, write
+from interleaf.generate.part_answer import PartAnswer, evidence_of
+from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode
+from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
-from interleaf.generate.table_cells import Difference, cell_sentence, difference, label_words_stated, with_legend
+from interleaf.generate.table_cells import difference, label_words_stated
 
-# More sentences from an answering quote: those answering the same part and scoring at least this
-# share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
-# (quote-selection F1 / number recall from 0.833 / 0.810): 0.6: 0.833/0.783; at most 4: 0.833/0.737.
-SAME_QUOTE_RELATIVE = 0.5
-MAX_PER_QUOTE = 6
 # An abstention says why from the findings of the best-ranked candidates, this many (the reason's
 # wording only; which candidate answers is the ranker's).
 REASONS_FROM = 10
@@ -71,20 +58,6 @@ class Composed:
     answerable: bool
     abstain_reason: str | None = None
     short_answer: str | None = None
-
-
-@dataclass(frozen=True)
-class PartAnswer:
-    part: Part
-    chosen: Scored | None
-    ranked: tuple[Scored, ...]
-    reason: str = ""  # why nothing answers it
-    compared: tuple[TableRow, ...] = ()  # rows written beside the chosen one: the other side of a comparison
-    labels_only: bool = False  # answered by a figure's labels: written as the figure, the labels quoted
-    extreme: str = ""  # "the highest of the table's rows": the chosen row is the extreme a superlative asks for
-    # "how much higher ... than ...": the difference worked out from the chosen row's table, written
-    # in the answer and given as its short answer
-    difference: Difference | None = None
 
 
 class OfflineGenerator:
@@ -140,7 +113,7 @@ class OfflineGenerator:
         for part in relevance.parts:
             candidates = rank_part(request, part, units, labels, relevance, defined)
             ranked = tuple(
-                _without_repeats(
+                without_repeats(
                     sorted(
                         (
                             Scored(s.unit, float(p), s.terms, s.anchors)
@@ -293,157 +266,3 @@ def _extreme_instead(
         if id(s.unit) in top and relevance.check(part, evidence_of(s.unit, units)).ok:
             return s
     return chosen
-
-
-def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:
-    """A candidate read with what names its subject: a row with its group and its table's caption
-    (also a caption the parser cut off as a text quote of the same page); a caption or description
-    with the caption; a sentence with its paragraph (where "it" is named). A number the
-    question names must be in the candidate itself, or a table's caption ("in 0.5 M H2SO4")."""
-    q = unit.quote
-    context: list[str] = []
-    own = unit.text
-    if q.modality == "image":
-        captions = [
-            u.text
-            for u in units
-            if u.kind == "sentence"
-            and u.quote.kind == "caption"
-            and u.quote.page_idx == q.page_idx
-            and u.quote.doc_id == q.doc_id
-        ]
-        caption = caption_of(q)
-        context += [caption, where(q), *captions]
-        own = f"{unit.text}\n{caption}"
-        if unit.row is not None:
-            context.append(unit.row.group)
-    if unit.paragraph:  # its paragraph: where the subject of "They cost between $2900 and $4500" is named
-        context.append(unit.paragraph)
-    return Evidence(unit.text, "\n".join(c for c in context if c), q.doc_id, q.doc_name, q.doc_title or "", own)
-
-
-# -- writing ---------------------------------------------------------------------------------------
-
-
-def _without_repeats(ranked: list[Scored]) -> list[Scored]:
-    """A sentence two quotes share (a caption parsed as a text quote too, a sentence a describer
-    quoted from the page) is kept once, where it scores best."""
-    seen: set[str] = set()
-    out = []
-    for s in ranked:
-        key = fold(LEAD_IN.sub("", s.unit.text))
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(s)
-    return out
-
-
-def _more_from_quote(answer: PartAnswer, units: Sequence[Unit], relevance: Relevance, taken: set[int]) -> list[Scored]:
-    """The answering sentence, then sentences of its quote that answer the same part, score near it
-    and add a word or anchor of the question's not yet written; in the quote's order after the first."""
-    top = answer.chosen
-    assert top is not None
-    chosen = [top]
-    terms, cues = set(top.terms), set(top.anchors)
-    for s in answer.ranked:
-        if len(chosen) >= MAX_PER_QUOTE or s.score < SAME_QUOTE_RELATIVE * top.score:
-            break
-        if s is top or s.unit.quote is not top.unit.quote or id(s.unit) in taken or s.unit.kind != "sentence":
-            continue
-        if not (s.terms - terms or s.anchors - cues):
-            continue
-        if relevance.check(answer.part, evidence_of(s.unit, units)).ok:
-            chosen.append(s)
-            terms |= s.terms
-            cues |= s.anchors
-    return [top, *sorted(chosen[1:], key=lambda s: s.unit.position)]
-
-
-def write(
-    answers: list[PartAnswer],
-    units: Sequence[Unit],
-    relevance: Relevance,
-    figures: dict[tuple[str, str], ContextQuote],
-    max_words: int,
-) -> str:
-    """Each part's sentences in the question's order (a sentence answering two parts once), each
-    cited; a part nothing answers said missing. Sentences are added while the answer stays within
-    `max_words`."""
-    out: list[str] = []
-    placed: dict[int, int] = {}
-    words = 0
-    taken: set[int] = set()
-    for answer in answers:
-        text = True
-        if answer.chosen is None:
-            lines = [abstention(answer.part.text, answer.reason)]
-        elif id(answer.chosen.unit) in taken:
-            continue
-        else:
-            group = _more_from_quote(answer, units, relevance, taken)
-            taken.update(id(s.unit) for s in group)
-            text = group[0].unit.quote.modality == "text"
-            lines = _text_lines(group, figures) if text else [_image_line(answer, units)]
-        for line in lines:
-            n = len(line.split())
-            if not out and n > max_words:
-                line, n = _cut(line, max_words), max_words
-            if n and words + n <= max_words:
-                add_placing_once(out, placed, line, image_line=not text)
-                words += n
-    return " ".join(out)
-
-
-def _text_lines(group: list[Scored], figures: dict[tuple[str, str], ContextQuote]) -> list[str]:
-    """Each sentence cited `[i]`; a sentence naming a figure or table of the context ("as Figure 2
-    shows") has that image placed right after it."""
-    q = group[0].unit.quote
-    out = []
-    for s in group:
-        body, end = _split_end(s.unit.text)
-        named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
-        marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
-        out.append(f"{body} [{q.number}]{end}{marks}")
-    return out
-
-
-def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
-    """One sentence and the image right after it: a table's cell(s) with their labels (and the
-    row compared with), the caption's or the description's sentence that answers, or the figure
-    named with the labels that answer quoted."""
-    chosen = answer.chosen
-    assert chosen is not None
-    q = chosen.unit.quote
-    image = f" ![{image_alt(q)}](image{q.number})"
-    if chosen.unit.row is not None:
-        rows = [u.row for u in units if u.quote is q and u.row is not None]
-        legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
-        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.difference)
-        sentence += f", {answer.extreme}" if answer.extreme else ""
-        cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
-        body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
-    elif answer.labels_only:
-        caption = caption_of(q)
-        named = caption if caption and LABEL.match(caption) else f"{where(q)}{': ' + caption if caption else ''}"
-        body, end = _split_end(f"{_split_end(escape_marks(named))[0]} — its labels read “{chosen.unit.text}”")
-    else:
-        body, end = _split_end(chosen.unit.text)
-    # one sentence: the full stops of "Inf. F1-score" must not end it before the image
-    return f"{keep_together(body)}{end}{image}"
-
-
-def _split_end(text: str) -> tuple[str, str]:
-    """A sentence and its closing punctuation (a full stop where it had none)."""
-    text = text.rstrip()
-    if text and text[-1] in ".!?":
-        return text[:-1].rstrip(), text[-1]
-    return text, "."
-
-
-def _cut(line: str, max_words: int) -> str:
-    """A first sentence longer than the whole answer may be: its head, then its citation."""
-    mark = re.search(r"\s(\[\d+\]\.?|!\[[^\]]*\]\(image\d+\))$", line)
-    tail = mark.group(1) if mark else ""
-    budget = max_words - len(tail.split())
-    return " ".join(line.split()[:budget]) + " … " + tail

@@ -1,0 +1,150 @@
+"""The offline composer's writing: each part's chosen candidate as cited sentences, in the question's
+order, within the answer's word budget; a table row as its cells under their labels
+(table_cells.py), a figure placed right after the sentence it supports (MMDocRAG §3, Appendix E.3
+formats), more sentences of an answering quote where they answer the same part."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from interleaf.evidence import fold
+from interleaf.generate.abstain import abstention
+from interleaf.generate.citations import add_placing_once, image_alt
+from interleaf.generate.offline_scoring import Scored
+from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, caption_of, escape_marks, where
+from interleaf.generate.part_answer import PartAnswer, evidence_of
+from interleaf.generate.protocol import ContextQuote
+from interleaf.generate.relevance import Relevance
+from interleaf.generate.sentences import keep_together
+from interleaf.generate.table_cells import cell_sentence, with_legend
+
+# More sentences from an answering quote: those answering the same part and scoring at least this
+# share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
+# (quote-selection F1 / number recall from 0.833 / 0.810): 0.6: 0.833/0.783; at most 4: 0.833/0.737.
+SAME_QUOTE_RELATIVE = 0.5
+MAX_PER_QUOTE = 6
+
+
+def without_repeats(ranked: list[Scored]) -> list[Scored]:
+    """A sentence two quotes share (a caption parsed as a text quote too, a sentence a describer
+    quoted from the page) is kept once, where it scores best."""
+    seen: set[str] = set()
+    out = []
+    for s in ranked:
+        key = fold(LEAD_IN.sub("", s.unit.text))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(s)
+    return out
+
+
+def _more_from_quote(answer: PartAnswer, units: Sequence[Unit], relevance: Relevance, taken: set[int]) -> list[Scored]:
+    """The answering sentence, then sentences of its quote that answer the same part, score near it
+    and add a word or anchor of the question's not yet written; in the quote's order after the first."""
+    top = answer.chosen
+    assert top is not None
+    chosen = [top]
+    terms, cues = set(top.terms), set(top.anchors)
+    for s in answer.ranked:
+        if len(chosen) >= MAX_PER_QUOTE or s.score < SAME_QUOTE_RELATIVE * top.score:
+            break
+        if s is top or s.unit.quote is not top.unit.quote or id(s.unit) in taken or s.unit.kind != "sentence":
+            continue
+        if not (s.terms - terms or s.anchors - cues):
+            continue
+        if relevance.check(answer.part, evidence_of(s.unit, units)).ok:
+            chosen.append(s)
+            terms |= s.terms
+            cues |= s.anchors
+    return [top, *sorted(chosen[1:], key=lambda s: s.unit.position)]
+
+
+def write(
+    answers: list[PartAnswer],
+    units: Sequence[Unit],
+    relevance: Relevance,
+    figures: dict[tuple[str, str], ContextQuote],
+    max_words: int,
+) -> str:
+    """Each part's sentences in the question's order (a sentence answering two parts once), each
+    cited; a part nothing answers said missing. Sentences are added while the answer stays within
+    `max_words`."""
+    out: list[str] = []
+    placed: dict[int, int] = {}
+    words = 0
+    taken: set[int] = set()
+    for answer in answers:
+        text = True
+        if answer.chosen is None:
+            lines = [abstention(answer.part.text, answer.reason)]
+        elif id(answer.chosen.unit) in taken:
+            continue
+        else:
+            group = _more_from_quote(answer, units, relevance, taken)
+            taken.update(id(s.unit) for s in group)
+            text = group[0].unit.quote.modality == "text"
+            lines = _text_lines(group, figures) if text else [_image_line(answer, units)]
+        for line in lines:
+            n = len(line.split())
+            if not out and n > max_words:
+                line, n = _cut(line, max_words), max_words
+            if n and words + n <= max_words:
+                add_placing_once(out, placed, line, image_line=not text)
+                words += n
+    return " ".join(out)
+
+
+def _text_lines(group: list[Scored], figures: dict[tuple[str, str], ContextQuote]) -> list[str]:
+    """Each sentence cited `[i]`; a sentence naming a figure or table of the context ("as Figure 2
+    shows") has that image placed right after it."""
+    q = group[0].unit.quote
+    out = []
+    for s in group:
+        body, end = _split_end(s.unit.text)
+        named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
+        marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
+        out.append(f"{body} [{q.number}]{end}{marks}")
+    return out
+
+
+def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
+    """One sentence and the image right after it: a table's cell(s) with their labels (and the
+    row compared with), the caption's or the description's sentence that answers, or the figure
+    named with the labels that answer quoted."""
+    chosen = answer.chosen
+    assert chosen is not None
+    q = chosen.unit.quote
+    image = f" ![{image_alt(q)}](image{q.number})"
+    if chosen.unit.row is not None:
+        rows = [u.row for u in units if u.quote is q and u.row is not None]
+        legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.difference)
+        sentence += f", {answer.extreme}" if answer.extreme else ""
+        cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
+        body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
+    elif answer.labels_only:
+        caption = caption_of(q)
+        named = caption if caption and LABEL.match(caption) else f"{where(q)}{': ' + caption if caption else ''}"
+        body, end = _split_end(f"{_split_end(escape_marks(named))[0]} — its labels read “{chosen.unit.text}”")
+    else:
+        body, end = _split_end(chosen.unit.text)
+    # one sentence: the full stops of "Inf. F1-score" must not end it before the image
+    return f"{keep_together(body)}{end}{image}"
+
+
+def _split_end(text: str) -> tuple[str, str]:
+    """A sentence and its closing punctuation (a full stop where it had none)."""
+    text = text.rstrip()
+    if text and text[-1] in ".!?":
+        return text[:-1].rstrip(), text[-1]
+    return text, "."
+
+
+def _cut(line: str, max_words: int) -> str:
+    """A first sentence longer than the whole answer may be: its head, then its citation."""
+    mark = re.search(r"\s(\[\d+\]\.?|!\[[^\]]*\]\(image\d+\))$", line)
+    tail = mark.group(1) if mark else ""
+    budget = max_words - len(tail.split())
+    return " ".join(line.split()[:budget]) + " … " + tail
