@@ -42,8 +42,8 @@ from interleaf.evaluate.metrics.correctness import fold  # noqa: E402
 from interleaf.generate.abbreviations import defined_abbreviations  # noqa: E402
 from interleaf.generate.answer_features import FEATURES  # noqa: E402
 from interleaf.generate.answer_ranker import FITTED  # noqa: E402
-from interleaf.generate.offline import can_answer, rank_part  # noqa: E402
-from interleaf.generate.offline_units import image_labels, units_of  # noqa: E402
+from interleaf.generate.offline import can_answer, rank_part, request_units  # noqa: E402
+from interleaf.generate.offline_units import image_labels  # noqa: E402
 from interleaf.generate.relevance import Relevance  # noqa: E402
 from interleaf.generate.stage import build_requests  # noqa: E402
 from interleaf.measured import current_commit  # noqa: E402
@@ -94,7 +94,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
         must = list(q["must_include"] or needles) if q["answerable"] is not False else []
         pages = {int(e["page"]) - 1 for e in json.loads(q["evidence_json"] or "[]")}
         relevance = Relevance(request.question, request.quotes, request.documents_text)
-        units = [u for quote in request.quotes for u in units_of(quote)]
+        units = request_units(request)
         document = q["doc_name"] or "(corpus)"
         if not units or not relevance.parts:
             into.refused[qid] = document

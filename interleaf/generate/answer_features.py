@@ -69,6 +69,7 @@ FEATURES = (
     "anchors_off_page",  # ... that no context quote of the candidate's page holds
     "times_off_page",  # the share of the part's years and dates no context quote of its page holds
     "anchor_never_printed",  # the part names something, or a year, the documents asked about never print (doc scope)
+    "off_named_page",  # the question names pages ("the chart on page 14") and its quote is on none of them
 )
 
 _WANTS_QUANTITY = re.compile(
@@ -105,10 +106,12 @@ def candidate_features(
     relevance: Relevance,
     evidence: Sequence[Evidence],
     similarity: np.ndarray,
+    named_pages: frozenset[tuple[str, int]] = frozenset(),
 ) -> np.ndarray:
     """One row of FEATURES per unit. `scored`, `evidence` and `similarity` are the units' rule-based
     scores, the evidence each is read with (part_answer.evidence_of) and their similarity to the
-    question, in `units` order."""
+    question, in `units` order; `named_pages`: the (doc_id, page_idx) the question names
+    (AnswerRequest.named_pages)."""
     weights = query_weights(question, (), units)
     total = sum(weights.values()) or 1.0
     holders = cue_holders(question, units, quotes)
@@ -169,6 +172,7 @@ def candidate_features(
             "anchors_off_page": off_page,
             "times_off_page": times_off_page,
             "anchor_never_printed": never_printed,
+            "off_named_page": float(bool(named_pages) and (u.quote.doc_id, u.quote.page_idx) not in named_pages),
         }
         rows[i] = [values[name] for name in FEATURES]
     return rows

@@ -103,7 +103,7 @@ class OfflineGenerator:
         if not relevance.parts:
             return Composed("", False, "the question is blank")
         labels = image_labels(request.quotes)
-        units = [u for q in request.quotes for u in units_of(q)]
+        units = request_units(request)
         if not units:
             why = "no quote was retrieved"
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
@@ -135,6 +135,11 @@ class OfflineGenerator:
         return Composed(markdown, True, short_answer=offline_short_answer(request.question, answers, units))
 
 
+def request_units(request: AnswerRequest) -> list[Unit]:
+    """The candidates of the request's context: every sentence, caption, row and figure text of its quotes."""
+    return [u for q in request.quotes for u in units_of(q)]
+
+
 def rank_part(
     request: AnswerRequest,
     part: Part,
@@ -153,7 +158,9 @@ def rank_part(
     scored = score_units(question, clauses, units, labels, request.quotes)
     evidence = [evidence_of(u, units) for u in units]
     close = similarities(question, [u.text for u in units], np.array([s.score for s in scored]))
-    matrix = candidate_features(question, part, units, scored, request.quotes, relevance, evidence, close)
+    matrix = candidate_features(
+        question, part, units, scored, request.quotes, relevance, evidence, close, request.named_pages
+    )
     return Candidates(tuple(units), tuple(scored), matrix)
 
 

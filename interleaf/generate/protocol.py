@@ -53,6 +53,9 @@ class AnswerRequest:
     # every quote's text of the documents the question is asked about (doc scope), beyond its
     # context: what they never print, the question cannot be answered from; None in corpus scope
     documents_text: str | None = None
+    # the pages of those documents the question names ("the chart on page 14"), as (doc_id, page_idx):
+    # its answer is sought there; empty when it names none, and in corpus scope
+    named_pages: frozenset[tuple[str, int]] = frozenset()
 
 
 @dataclass(frozen=True)

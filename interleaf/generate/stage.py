@@ -21,6 +21,7 @@ from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuo
 from interleaf.generate.sentences import strip_marks
 from interleaf.kinds import modality_of
 from interleaf.stage import StageInput, StageOutput
+from interleaf.structure.pages import named_pages, page_numbering, page_references
 from interleaf.vlm.openai_chat import ModelServerError
 from warehouse import schemas
 
@@ -89,6 +90,8 @@ def build_requests(
     clause_texts = clauses_by_question(clauses)
     asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     texts = document_texts(quotes, quote_texts, {d for q in asked for d in q["doc_ids"] or ()} if doc_scope else set())
+    naming = {d for q in asked if doc_scope and page_references(q["question"]) for d in q["doc_ids"] or ()}
+    numbering = page_numbering(quotes, naming)
     requests = []
     for q in asked:
         ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
@@ -122,7 +125,8 @@ def build_requests(
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
         scope = (q["doc_ids"] or ()) if doc_scope else ()
         in_scope = "\n".join(texts[d] for d in scope) if scope else None
-        requests.append(AnswerRequest(q["question_id"], q["question"], tuple(context), cs, in_scope))
+        pages = named_pages(q["question"], {d: numbering[d] for d in scope if d in numbering})
+        requests.append(AnswerRequest(q["question_id"], q["question"], tuple(context), cs, in_scope, pages))
     return requests
 
 
@@ -135,7 +139,7 @@ class GenerateStage:
     inputs = ("questions", "contexts", "clauses", "documents", "quotes", "quote_texts")
     outputs = ("citations", "answers")
     upstream = ("retrieve",)
-    sources = ("interleaf.generate", "interleaf.text", "interleaf.kinds", "interleaf.vlm")
+    sources = ("interleaf.generate", "interleaf.text", "interleaf.kinds", "interleaf.vlm", "interleaf.structure.pages")
     retries = 0
     retry_on: tuple[type[BaseException], ...] = ()
 

@@ -46,17 +46,30 @@ def page_references(question: str) -> list[PageReference]:
 
 def printed_page_numbers(quotes: pa.Table, doc_ids: set[str] | None = None) -> dict[str, dict[int, set[int]]]:
     """doc_id -> a number the document prints as a page's number -> the page_idx (0-based) it is
-    printed on, read from the quotes marked as furniture that hold only a number; of the documents
-    in `doc_ids` (None: every one)."""
-    keep = pc.fill_null(quotes.column("furniture"), False)
+    printed on; of the documents in `doc_ids` (None: every one). A quote that holds only a number is
+    a page number where the parser marked it as furniture, or where another page prints one at the
+    same distance from the file's count (a "(1)" on the fifth page the parser took for text, when
+    the sixth prints "2"): a lone number elsewhere (a callout, a step) has no such partner."""
+    keep = pc.invert(pc.fill_null(pc.match_substring_regex(quotes.column("text"), r"[^\d\s]{8}"), False))
     if doc_ids is not None:
         keep = pc.and_(keep, pc.is_in(quotes.column("doc_id"), value_set=pa.array(sorted(doc_ids), pa.string())))
-    out: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for r in quotes.select(["doc_id", "page_idx", "text"]).filter(keep).to_pylist():
+    found: dict[str, list[tuple[int, int, bool]]] = defaultdict(list)  # doc -> (number, page_idx, furniture)
+    for r in quotes.select(["doc_id", "page_idx", "text", "furniture"]).filter(keep).to_pylist():
         m = _PRINTED.match(r["text"] or "")
         if m:
-            out[r["doc_id"]][int(m.group(1))].add(int(r["page_idx"]))
-    return {d: dict(numbers) for d, numbers in out.items()}
+            found[r["doc_id"]].append((int(m.group(1)), int(r["page_idx"]), bool(r["furniture"])))
+    out: dict[str, dict[int, set[int]]] = {}
+    for doc, numbers in found.items():
+        pages_at_offset: dict[int, set[int]] = defaultdict(set)
+        for number, page, _ in numbers:
+            pages_at_offset[page - number].add(page)
+        printed: dict[int, set[int]] = defaultdict(set)
+        for number, page, furniture in numbers:
+            if furniture or len(pages_at_offset[page - number]) > 1:
+                printed[number].add(page)
+        if printed:
+            out[doc] = dict(printed)
+    return out
 
 
 def pages_named(reference: PageReference, pages: set[int], printed: dict[int, set[int]]) -> set[int]:
@@ -70,3 +83,35 @@ def pages_named(reference: PageReference, pages: set[int], printed: dict[int, se
     if reference.printed:
         named |= printed.get(reference.number, set())
     return named & pages
+
+
+@dataclass(frozen=True)
+class PageNumbering:
+    """A document's pages (page_idx) and the numbers it prints on them."""
+
+    pages: frozenset[int]
+    printed: dict[int, set[int]]
+
+
+def page_numbering(quotes: pa.Table, doc_ids: set[str]) -> dict[str, PageNumbering]:
+    """doc_id -> its PageNumbering, for the documents in `doc_ids` that have quotes."""
+    if not doc_ids:
+        return {}
+    mine = quotes.select(["doc_id", "page_idx"]).filter(
+        pc.is_in(quotes.column("doc_id"), value_set=pa.array(sorted(doc_ids), pa.string()))
+    )
+    pages: dict[str, set[int]] = defaultdict(set)
+    for r in mine.to_pylist():
+        pages[r["doc_id"]].add(int(r["page_idx"]))
+    printed = printed_page_numbers(quotes, set(pages))
+    return {d: PageNumbering(frozenset(held), printed.get(d, {})) for d, held in pages.items()}
+
+
+def named_pages(question: str, numbering: dict[str, PageNumbering]) -> frozenset[tuple[str, int]]:
+    """(doc_id, page_idx) of every page of these documents the question names; empty when it names none."""
+    return frozenset(
+        (d, p)
+        for reference in page_references(question)
+        for d, n in numbering.items()
+        for p in pages_named(reference, set(n.pages), n.printed)
+    )
