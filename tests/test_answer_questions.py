@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pymupdf
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -18,7 +19,7 @@ from interleaf.generate.asking import question_parts
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from interleaf.generate.relevance import Relevance
+from interleaf.generate.relevance import Relevance, gives_value, printed_labels
 from interleaf.generate.short_answer import in_asked_form
 from interleaf.generate.stage import document_texts
 from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
@@ -215,3 +216,24 @@ def test_a_date_is_written_in_the_form_the_question_asks(dev_questions: list[dic
     # a month without its day is not given one
     assert in_asked_form("Format the date as YYYY-MM-DD", "July 2009") == "July 2009"
     assert in_asked_form("Format the date as YYYY-MM", "July 2009") == "2009-07"
+
+
+def test_a_label_the_document_prints_whole_is_one_thing_asked(dev_questions: list[dict]) -> None:
+    # "what is Cash and cash equivalents for Best Buy ...": the 10-K prints "Cash and cash
+    # equivalents" as a row label of its own (page 44), so the question asks one value, not "Cash"
+    # and "cash equivalents" apart. Read before, it was two parts and the answer "29" (a day).
+    pdf = BENCH / "pdfs" / "BESTBUY_2023_10K.pdf"
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-288")
+    with pymupdf.open(pdf) as document:
+        page_44 = document[43].get_text()
+        audit = " ".join(document[35].get_text().split())
+    labels = printed_labels(page_44)
+    (part,) = question_parts(q["question"], labels.__contains__)
+    assert "Cash and cash equivalents" in part.text and part.want == "number", part
+    assert len(question_parts(q["question"])) == 2  # without the document: the words alone split
+    # words the page does not print together are still two things asked
+    assert len(question_parts("What were the revenue and net earnings for fiscal 2023?", labels.__contains__)) == 2
+    # the auditors' sentence names the balance sheet's dates, and gives no amount
+    sentence = audit[audit.index("We have audited") :].split(", the related")[0]
+    assert "January 29, 2022" in sentence and not gives_value(part, sentence), sentence
+    assert gives_value(part, "The goodwill balance was $1,383 million as of January 28, 2023")

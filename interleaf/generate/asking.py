@@ -18,6 +18,7 @@ read questions through it, so both judge "the documents do not say" the same way
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -179,8 +180,10 @@ class Part:
         return tuple(a for a in self.anchors if a.required)
 
 
-def question_parts(question: str) -> list[Part]:
-    """The parts of a question, in order (one part for a simple question); none for a blank one."""
+def question_parts(question: str, is_label: Callable[[str], bool] | None = None) -> list[Part]:
+    """The parts of a question, in order (one part for a simple question); none for a blank one.
+    `is_label`: whether the documents print a phrase as a label of its own (a table's row, a line):
+    "Cash and cash equivalents" is then one thing asked, not two."""
     question = " ".join(question.split())
     if not question:
         return []
@@ -190,7 +193,7 @@ def question_parts(question: str) -> list[Part]:
     sources = _source_spans(question)
     out: list[Part] = []
     for text in _split(question):
-        for sub in _distribute(text):
+        for sub in _distribute(text, is_label):
             out.append(_part(sub, numbers, sources, question))
     if instructs_number(question):  # "How many ...? Give me an integer.": each part wants a number
         out = [replace(p, want="number") if p.want == "text" else p for p in out]
@@ -212,9 +215,10 @@ def _split(question: str) -> list[str]:
     return out or [question]
 
 
-def _distribute(part: str) -> list[str]:
+def _distribute(part: str, is_label: Callable[[str], bool] | None = None) -> list[str]:
     """One part per item where the question coordinates what it asks ("What revenue and net profit
-    did ...") or who it asks it of ("can DPR and BM25/Lucene each process")."""
+    did ...") or who it asks it of ("can DPR and BM25/Lucene each process"); not where the documents
+    print the coordinated words as one label ("what is Cash and cash equivalents")."""
     each = re.search(r"\b([\w./+-]+(?:\s+[\w./+-]+){0,2})\s+and\s+([\w./+-]+(?:\s+[\w./+-]+){0,2})\s+each\b", part)
     if each:
         left, right = each.group(1).split()[-1], each.group(2)
@@ -226,7 +230,7 @@ def _distribute(part: str) -> list[str]:
         start, end = wh
         phrase = part[start:end]
         items = [i for i in re.split(r"\s*,\s*|\s+and\s+", phrase) if i.strip()]
-        if len(items) > 1 and " and " in phrase:
+        if len(items) > 1 and " and " in phrase and not (is_label is not None and is_label(phrase)):
             return [f"{part[:start]}{item}{part[end:]}" for item in items]
     return [part]
 

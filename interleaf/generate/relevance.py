@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from interleaf.evidence import fold
 from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
 from interleaf.generate.offline_units import LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
-from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.generate.sentences import MONTH_DATE, content_words, numbers_in
 from interleaf.text.references import REFERENCE
 
 # Below this share of Latin letters a text is in another script: a Latin anchor may be translated.
@@ -123,6 +124,27 @@ def _read(text: str) -> _Read:
     return _Read(text)
 
 
+class PrintedLabels:
+    """The labels a text prints: its table cells and its short lines, folded."""
+
+    def __init__(self, text: str) -> None:
+        self.labels = {" ".join(fold(c).split()) for c in _CELL.split(text) if 0 < len(c) <= _LABEL_CHARS}
+
+    def __contains__(self, phrase: object) -> bool:
+        return isinstance(phrase, str) and _DETERMINER.sub("", " ".join(fold(phrase).split())) in self.labels
+
+
+_CELL = re.compile(r"\s*[|\n]\s*")
+_LABEL_CHARS = 80  # a label is a cell or a line, not a paragraph
+_DETERMINER = re.compile(r"^(?:the|a|an)\s+")
+
+
+@lru_cache(maxsize=8)
+def printed_labels(text: str) -> PrintedLabels:
+    """A text's labels, read once for the questions asked of it (they come one after another)."""
+    return PrintedLabels(text)
+
+
 def holds(anchor: Anchor, text: str) -> bool:
     """The text writes the anchor (a number as a number: "8" is not in "8.4")."""
     if anchor.kind in ("number", "time") and numbers_in(anchor.text):
@@ -196,9 +218,10 @@ class Relevance:
 
     def __init__(self, question: str, quotes: Sequence[ContextQuote], documents_text: str | None = None) -> None:
         self.question = question
-        self.parts = question_parts(question)
         self.quotes = quotes
         texts = {q.quote_id: quote_text(q) for q in quotes}
+        labelled = documents_text if documents_text is not None else "\n".join(q.text for q in quotes)
+        self.parts = question_parts(question, printed_labels(labelled).__contains__)
         anchors = {a for p in self.parts for a in p.required}
         self.held_anywhere = {a: any(holds(a, t) for t in texts.values()) for a in anchors}
         # a document in another script than Latin is not read for them: the question's names may be translated
@@ -314,6 +337,8 @@ def gives_value(part: Part, text: str) -> bool:
     if part.want == "code":
         asked = set(tokens(part.text))
         return any(set(tokens(m.group(0))) - asked for m in _CODE_VALUE.finditer(bare))
+    if part.want in ("number", "money"):  # a date's day and year are no amount: "as of January 28, 2023"
+        bare = MONTH_DATE.sub(" ", bare)
     values = [n for n in numbers_in(bare) + [m.group(1) for m in _MAGNITUDE.finditer(bare)] if n not in part.numbers]
     if part.want == "date":
         values += re.findall(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", bare, re.I)

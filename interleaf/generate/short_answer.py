@@ -148,7 +148,9 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
     parallel = _value_of_year(part, unit.text)
     if parallel is not None:
         return parallel
-    tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(unit.text)]
+    # a date's day and year are no amount ("as of January 28, 2023"): blanked, the positions kept
+    undated = MONTH_DATE.sub(lambda m: " " * len(m.group(0)), unit.text)
+    tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(undated)]
     asked = set(content_words(part.text))
     where = [pos for pos, tok in tokens if set(content_words(tok)) & asked]
     best: tuple[float, str] | None = None
