@@ -152,6 +152,11 @@ def test_what_the_document_never_prints_is_refused_and_named(
     for year, unprinted in (("2019", []), ("2023", ["2023"])):
         dated = Relevance(f"What Top-20 accuracy did BM25 get on NQ in {year}?", tables, text)
         assert dated.never_printed(dated.parts[0]) == unprinted, year
+    # a table or figure the paper never labels (it has Tables 1-7 and one figure) is never printed,
+    # however often its words and number occur ("Table" and "9" both do)
+    for asked, unprinted in (("Table 2", []), ("Table 9", ["Table 9"]), ("Figure 1", []), ("Figure 3", ["Figure 3"])):
+        named = Relevance(f"What Top-20 accuracy does BM25 get on NQ in {asked}?", tables, text)
+        assert named.never_printed(named.parts[0]) == unprinted, asked
     # without the document's text (corpus scope) nothing is known to be unprinted
     assert Relevance("What Top-20 accuracy does Contriever get on NQ?", tables).never_printed(never.parts[0]) == []
     # the fit (benchmarks/fit_answer_ranker.py) kept the gate: such a part is refused, and the reason names it
@@ -162,6 +167,11 @@ def test_what_the_document_never_prints_is_refused_and_named(
     )
     assert not a.answerable and a.short_answer == "Not answerable", a.markdown
     assert a.abstain_reason == "no page of the document mentions Contriever", a.abstain_reason
+    (c,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", "What Top-20 accuracy does BM25 get on NQ in Table 9?", tables, documents_text=text)],
+        lambda p: b"",
+    )
+    assert not c.answerable and c.abstain_reason == "no page of the document mentions Table 9", c.markdown
     # the same question about a system the paper's tables do hold is answered
     (b,) = OfflineGenerator(OfflineConfig()).generate(
         [AnswerRequest("q", question.replace("Contriever", "BM25"), tables, documents_text=text)], lambda p: b""

@@ -96,11 +96,17 @@ def _has_sequence(haystack: list[str], needle: list[str]) -> bool:
 
 
 class _Read:
-    """A document's whole text, read once for `prints`: its numbers and its words."""
+    """A document's whole text, read once for `prints`: its numbers, its words and the tables and
+    figures it labels."""
 
     def __init__(self, text: str) -> None:
         self.numbers = set(numbers_in(text))
         self.words = set(tokens(text))
+        self.floats = {
+            (kind_of_label(m.group(1)), number.casefold())
+            for m in _PRINTED_FLOAT.finditer(text)
+            for number in _FLOAT_NUMBER.findall(m.group(2))
+        }
 
     def prints(self, anchor: Anchor) -> bool:
         """The text prints the anchor somewhere: a number or a time as a number; a name, each of its
@@ -109,13 +115,30 @@ class _Read:
         as "UK"). Looser than `holds`: a name missing on these terms is missing from the document."""
         if anchor.kind in ("number", "time") and numbers_in(anchor.text):
             return set(numbers_in(anchor.text)) <= self.numbers
+        if _is_float_label(anchor):  # "Figure 7": the document labels a figure 7 (a range: its first)
+            number = _FLOAT_NUMBER.findall(anchor.text)[0].casefold()
+            kind = kind_of_label(anchor.text)
+            return (kind, number) in self.floats or (kind, re.split(r"[-–]", number)[0]) in self.floats
         words = tokens(anchor.text)
         return all(w in self.words for w in words) or "".join(words) in self.words
 
 
 def _placing(part: Part) -> list[Anchor]:
-    """What places the part: its required anchors and its times."""
-    return [a for a in part.anchors if a.required or a.kind == "time"]
+    """What places the part: its required anchors, its times and the tables and figures it names."""
+    return [a for a in part.anchors if a.required or a.kind == "time" or _is_float_label(a)]
+
+
+def _is_float_label(anchor: Anchor) -> bool:
+    return anchor.kind == "reference" and LABEL.fullmatch(anchor.text) is not None
+
+
+# a label as documents print it: "Table 2", "Fig. 4-68", "FIG.2.", "Figs. 1, 2, 3, and 4"
+_FLOAT_NUMBER = re.compile(r"\b[0-9IVX]+(?:[.\-–][0-9]+)*\b", re.I)
+_PRINTED_FLOAT = re.compile(
+    r"\b(Table|Figure|Fig|Chart|Example|Equation|Eq|Listing|Exhibit|Diagram)s?\.?\s*"
+    r"([0-9IVX]+(?:[.\-–][0-9]+)*(?:\s*(?:,|&|and|,\s*and)\s*[0-9IVX]+(?:[.\-–][0-9]+)*)*)\b",
+    re.I,
+)
 
 
 @lru_cache(maxsize=8)
