@@ -30,11 +30,11 @@ from interleaf.generate.sentences import (
 # ocr: a figure's label (an axis tick, a legend entry), which supports but never answers
 UnitKind = Literal["sentence", "caption", "row", "block", "ocr"]
 
+# the word a table's or figure's label starts with, and its number: "Table 2", "Fig. 4-68", "Table IV"
+FLOAT_KIND = r"Table|Figure|Fig|Chart|Example|Equation|Eq|Listing|Exhibit|Diagram"
+FLOAT_NUMBER = r"[0-9IVX]+(?:[.\-–][0-9]+)*"
 # "Table 2", "Figure 4-69", "Example 2-1": a label an image quote's caption starts with.
-LABEL = re.compile(
-    r"\b(?:Table|Figure|Fig\.?|Chart|Example|Equation|Eq\.?|Listing|Exhibit|Diagram)\s*[0-9IVX]+(?:[.\-–][0-9]+)*\b",
-    re.I,
-)
+LABEL = re.compile(rf"\b(?:{FLOAT_KIND})(?:(?<=Fig)\.|(?<=Eq)\.)?\s*{FLOAT_NUMBER}\b", re.I)
 LEAD_IN = re.compile(r"^[A-Z][\w ]{0,30}:\s+")  # "Caption: ", "Text in the figure: "
 _MARK_WORD = re.compile(r"\b(image|quote)(\s*#?\s*\d)", re.I)
 _QUOTED_LINE = re.compile(r"^[^:“\"]{0,40}:\s*(?=[“\"])")  # `The document says about it: “...”`

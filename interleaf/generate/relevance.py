@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from interleaf.evidence import fold
 from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
-from interleaf.generate.offline_units import LABEL, kind_of_label
+from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import MONTH_DATE, content_words, numbers_in
 from interleaf.text.references import REFERENCE
@@ -133,11 +133,9 @@ def _is_float_label(anchor: Anchor) -> bool:
 
 
 # a label as documents print it: "Table 2", "Fig. 4-68", "FIG.2.", "Figs. 1, 2, 3, and 4"
-_FLOAT_NUMBER = re.compile(r"\b[0-9IVX]+(?:[.\-–][0-9]+)*\b", re.I)
+_FLOAT_NUMBER = re.compile(rf"\b{FLOAT_NUMBER}\b", re.I)
 _PRINTED_FLOAT = re.compile(
-    r"\b(Table|Figure|Fig|Chart|Example|Equation|Eq|Listing|Exhibit|Diagram)s?\.?\s*"
-    r"([0-9IVX]+(?:[.\-–][0-9]+)*(?:\s*(?:,|&|and|,\s*and)\s*[0-9IVX]+(?:[.\-–][0-9]+)*)*)\b",
-    re.I,
+    rf"\b({FLOAT_KIND})s?\.?\s*({FLOAT_NUMBER}(?:\s*(?:,|&|and|,\s*and)\s*{FLOAT_NUMBER})*)\b", re.I
 )
 
 

@@ -169,7 +169,7 @@ def reference_scopes(
     printed: Mapping[str, Mapping[int, set[int]]] | None = None,
 ) -> list[tuple[Clause, np.ndarray]]:
     """The question again, asked only among the quotes of each section or item it names ("Exhibit
-    2.3.59-14", "IRM 2.3.59.6", 'The Summer Sword') and, in document scope, of each page it names
+    4-12", "section 4.2", a title it quotes) and, in document scope, of each page it names
     ("the chart on page 14": the file's 14th page and the page printed "14", `printed`): one more
     ranked list per reference."""
     if config.reference_weight <= 0:

@@ -4,7 +4,8 @@
 A page number in a question may be the file's (its 14th page) or the one the document prints on the
 page: a report's page "9" is often the file's 12th, after a cover and a contents page, and a brochure
 printing two pages on one sheet has pages "16" and "17" on its 10th. Both are taken. The numbers a
-document prints are read from its page furniture: running heads and feet that hold a bare number.
+document prints are read from the quotes that hold a bare number: its running heads and feet, and
+such a number the parser took for text where another page's number sits as far from the file's count.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def printed_page_numbers(quotes: pa.Table, doc_ids: set[str] | None = None) -> d
     a page number where the parser marked it as furniture, or where another page prints one at the
     same distance from the file's count (a "(1)" on the fifth page the parser took for text, when
     the sixth prints "2"): a lone number elsewhere (a callout, a step) has no such partner."""
+    # in Arrow first, the quotes that may hold a bare number: none with a run of 8 letters or marks
     keep = pc.invert(pc.fill_null(pc.match_substring_regex(quotes.column("text"), r"[^\d\s]{8}"), False))
     if doc_ids is not None:
         keep = pc.and_(keep, pc.is_in(quotes.column("doc_id"), value_set=pa.array(sorted(doc_ids), pa.string())))
