@@ -28,6 +28,27 @@ def test_the_pages_a_question_names_are_read() -> None:
     assert page_references("How many pages does the report have?") == []
 
 
+def test_a_page_named_in_words_from_the_end_or_past_a_blank_one() -> None:
+    assert page_references("What are the words in the first rectangle on the top of the page two?") == [
+        PageReference("page two", 2, True)
+    ]
+    assert page_references("What is the figure on the second last page?")[0].from_end == 1
+    assert page_references("Who signed the penultimate slide?")[0].from_end == 1
+    assert page_references("Is the page-two spread in colour?") == []
+    # an instruction's example pages name no page (a dev-half question's own words)
+    formatted = (
+        "Tell me all the pages introducing how to reinstall the software. Your answer should be formatted "
+        'as a list about "Page X",  for example,  ["Page 17", "Page 25"]'
+    )
+    assert page_references(formatted) == []
+    pages = {0, 2, 3, 4}  # the file's second page is blank: no quote holds anything on it
+    (second,) = page_references("What date is mentioned on the second page?")
+    assert pages_named(second, pages, {}) == {2}
+    assert pages_named(second, pages | {1}, {}) == {1}
+    (second_last,) = page_references("What is on the second-to-last page?")
+    assert pages_named(second_last, pages, {}) == {3}
+
+
 def test_the_numbers_a_document_prints_on_its_pages(corpus_warehouse: IngestedWarehouse) -> None:
     quotes = sql_rows(
         corpus_warehouse.root,
@@ -62,6 +83,14 @@ def test_a_named_page_is_searched_first(corpus_warehouse: IngestedWarehouse) -> 
     assert _context_pages(root, "What does the table on page 20 show?", "--doc", DOC)[0] == 22
     assert _context_pages(root, "What is on the last page?", "--doc", DOC)[0] == 76
     assert _context_pages(root, "What is on the cover page?", "--doc", DOC)[0] == 1
+    # the named page's quotes come first, though the reranker finds the question's words elsewhere
+    # (retrieve.named_pages_first); without it they are spread among other pages' quotes
+    question = "Who wrote the words on the second page?"
+    first = _context_pages(root, question, "--doc", DOC)
+    on_page = first.count(2)
+    assert on_page >= 3 and first[:on_page] == [2] * on_page, first
+    spread = _context_pages(root, question, "--doc", DOC, "--set", "retrieve.named_pages_first=false")
+    assert spread[:on_page] != [2] * on_page, spread
     # each is one more list asked within the page (the stored clauses say so); across the corpus a
     # page number names no page, and no such list is asked
     run_cli(root, "ask", "What is on the last page?")

@@ -13,9 +13,13 @@ import re
 # a question's sentences: after "?" or ";", then a space or a capital straight after it
 # ("... in the report?Please write ...")
 _SENTENCE_BREAK = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
+# where an instruction may start too: after "." then a space and a capital ("... the software. Your
+# answer should be formatted as ...")
+_STATEMENT_BREAK = re.compile(r"(?<=\.)\s+(?=[A-Z])")
 _INSTRUCTION = re.compile(
     r"^(?:please\s+)?(?:(?:directly\s+)?answer|write|give|return|round|represent|list|format|save|express|report"
-    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b",  # \w*: "writeh", a typo the asker left
+    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b"  # \w*: "writeh", a typo the asker left
+    r"|^for\s+(?:example|instance)\b",  # an example of the answer's form: "For example: 1883 Dec.7"
     re.I,
 )
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
@@ -34,12 +38,17 @@ def sentences(question: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_BREAK.split(question) if s.strip()]
 
 
+def _statements(question: str) -> list[str]:
+    """The question's sentences, split at full stops too."""
+    return [p.strip() for s in sentences(question) for p in _STATEMENT_BREAK.split(s) if p.strip()]
+
+
 def without_instructions(question: str) -> str:
     """The question without the instructions after its first sentence."""
-    kept = sentences(question)
+    kept = _statements(question)
     return " ".join(kept[:1] + [s for s in kept[1:] if not is_instruction(s)]) if kept else question
 
 
 def instructs_number(question: str) -> bool:
     """The question's instructions say the answer is a number ("Give me an integer.")."""
-    return any(is_instruction(s) and _NUMBER.search(s) for s in sentences(question)[1:])
+    return any(is_instruction(s) and _NUMBER.search(s) for s in _statements(question)[1:])

@@ -34,7 +34,7 @@ from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
 from interleaf.retrieve.registry import get_image_filter, get_reranker
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import RETRIEVE_MODULES
-from interleaf.structure.pages import page_references, pages_named, printed_page_numbers
+from interleaf.structure.pages import PageReference, page_references, pages_named, printed_page_numbers
 from interleaf.text.tokens import tokenize
 from warehouse import Warehouse, schemas
 
@@ -140,9 +140,11 @@ def retrieve(
         extra = [prf_clause(index, q.text, r.ranking, expand_config) for q, r in zip(questions, results, strict=True)]
         clauses = [cs + ([c] if c else []) for cs, c in zip(clauses, extra, strict=True)]
         results = _run(index, questions, clauses, masks, names, config, scoped)
-    for r in results:
+    for r, mask in zip(results, masks, strict=True):
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
+        if doc_scoped and config.named_pages_first:
+            r.ranking = named_pages_first(index, r.question, mask, r.ranking, printed)
         if image_filter is not None:  # V-RAG's LMM filter: image quotes judged "no" leave before the quotas
             r.ranking, r.verdicts = filter_ranking(
                 index, r.question.text, r.ranking, image_filter, load_image, config.lmm_filter
@@ -182,14 +184,46 @@ def reference_scopes(
         if within.any():
             out.append((Clause(scope.query, f"{SCOPED}{scope.text}", config.reference_weight), within))
     for reference in page_references(question.text) if doc_scoped else ():
-        within = np.zeros_like(mask)
-        for doc in question.doc_ids:
-            in_doc = mask & index.doc_mask(doc)
-            pages = pages_named(reference, set(index.page_array[in_doc].tolist()), (printed or {}).get(doc, {}))
-            within |= in_doc & np.isin(index.page_array, list(pages))
+        within = _on_named_page(index, question, mask, reference, printed)
         if within.any():
             out.append((Clause(question.text, f"{SCOPED}{reference.text}", config.reference_weight), within))
     return out
+
+
+def _on_named_page(
+    index: LoadedIndex,
+    question: Question,
+    mask: np.ndarray,
+    reference: PageReference,
+    printed: Mapping[str, Mapping[int, set[int]]] | None,
+) -> np.ndarray:
+    """The quotes within `mask` on the pages of the question's documents that `reference` names."""
+    within = np.zeros_like(mask)
+    for doc in question.doc_ids:
+        in_doc = mask & index.doc_mask(doc)
+        pages = pages_named(reference, set(index.page_array[in_doc].tolist()), (printed or {}).get(doc, {}))
+        within |= in_doc & np.isin(index.page_array, list(pages))
+    return within
+
+
+def named_pages_first(
+    index: LoadedIndex,
+    question: Question,
+    mask: np.ndarray,
+    ranking: list[tuple[str, float]],
+    printed: Mapping[str, Mapping[int, set[int]]] | None,
+) -> list[tuple[str, float]]:
+    """The ranking with the quotes of the pages the question names ahead of the rest, each part in
+    its order: a question that names a page is answered there, whatever words its evidence uses
+    ("What date is mentioned on the second page?"), and a reranker reading words alone would sink it."""
+    named = np.zeros_like(mask)
+    for reference in page_references(question.text):
+        named |= _on_named_page(index, question, mask, reference, printed)
+    if not named.any():
+        return ranking
+    pos = index.position
+    on_page = [item for item in ranking if named[pos[item[0]]]]
+    return on_page + [item for item in ranking if not named[pos[item[0]]]]
 
 
 def _run(

@@ -1,5 +1,5 @@
-"""The pages a question names: "the chart on page 14", "page(1)", "the first page", "the last page",
-"the cover page", "slide 7".
+"""The pages a question names: "the chart on page 14", "page(1)", "page two", "the first page", "the
+last page", "the second last page", "the cover page", "slide 7".
 
 A page number in a question may be the file's (its 14th page) or the one the document prints on the
 page: a report's page "9" is often the file's 12th, after a cover and a contents page, and a brochure
@@ -17,9 +17,18 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from interleaf.expand.instructions import without_instructions
+
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
-_NUMBERED = re.compile(r"\b(?:pages?|p\.|slides?)\s*\(?\s*(\d{1,4})\s*\)?(?![\w.,]\d)", re.I)
-_ORDINAL = re.compile(rf"\b({'|'.join(_ORDINALS)}|last|final|cover|front|back)\s+(?:cover\s+)?(?:page|slide)\b", re.I)
+_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBERED = re.compile(
+    rf"\b(?:pages?|p\.|slides?)\s*\(?\s*(\d{{1,4}}|(?:{'|'.join(_NUMBER_WORDS)})(?![\w-]))\s*\)?(?![\w.,]\d)", re.I
+)
+_ORDINAL = re.compile(
+    rf"\b({'|'.join(_ORDINALS)}|(?:second|2nd)[\s-]+(?:to[\s-]+)?last|penultimate|last|final|cover|front|back)"
+    r"\s+(?:cover\s+)?(?:page|slide)\b",
+    re.I,
+)
 # a printed page number: "9", "Page 9", "- 9 -" (a running head or foot with a bare number)
 _PRINTED = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\W*$", re.I)
 
@@ -27,22 +36,33 @@ _PRINTED = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\W*$", re.I)
 @dataclass(frozen=True)
 class PageReference:
     text: str  # the question's words: "page 14", "the last page"
-    number: int | None  # the page's number, 1-based; None for the last page
+    number: int | None  # the page's number, 1-based; None for one counted from the end
     printed: bool  # the number may be the one printed on the page (not for "the cover", "the last page")
+    counted: bool = False  # an ordinal ("the second page"): counted among the pages that hold anything too
+    from_end: int = 0  # number None: 0 for the last page, 1 for the second last
 
 
 def page_references(question: str) -> list[PageReference]:
-    """Every page the question names, in order."""
-    out = [PageReference(m.group(0).strip(), int(m.group(1)), True) for m in _NUMBERED.finditer(question)]
+    """Every page the question names, in order; not those of its format instructions ("formatted as
+    a list about "Page X", for example ["Page 17"]")."""
+    question = without_instructions(question)
+    out = [PageReference(m.group(0).strip(), _number(m.group(1)), True) for m in _NUMBERED.finditer(question)]
     for m in _ORDINAL.finditer(question):
         word = m.group(1).casefold()
         if word in ("last", "final", "back"):
             out.append(PageReference(m.group(0), None, False))
+        elif word.endswith("last") or word == "penultimate":
+            out.append(PageReference(m.group(0), None, False, from_end=1))
         elif word in ("cover", "front"):
             out.append(PageReference(m.group(0), 1, False))
         else:
-            out.append(PageReference(m.group(0), _ORDINALS.index(word) + 1, True))
+            out.append(PageReference(m.group(0), _ORDINALS.index(word) + 1, True, counted=True))
     return out
+
+
+def _number(written: str) -> int:
+    """ "14" or "two"."""
+    return int(written) if written.isdigit() else _NUMBER_WORDS.index(written.casefold()) + 1
 
 
 def printed_page_numbers(quotes: pa.Table, doc_ids: set[str] | None = None) -> dict[str, dict[int, set[int]]]:
@@ -79,11 +99,16 @@ def pages_named(reference: PageReference, pages: set[int], printed: dict[int, se
     page of that number, and the pages printed with that number."""
     if not pages:
         return set()
+    held = sorted(pages)
     if reference.number is None:
-        return {max(pages)}
+        return {held[-1 - reference.from_end]} if reference.from_end < len(held) else set()
     named = {reference.number - 1}
     if reference.printed:
         named |= printed.get(reference.number, set())
+    if reference.counted and reference.number <= len(held):
+        # a blank page (a cover's empty back) holds nothing to read: "the second page" may be the
+        # second that holds anything
+        named.add(held[reference.number - 1])
     return named & pages
 
 
