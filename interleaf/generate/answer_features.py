@@ -34,7 +34,7 @@ from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.relevance import Evidence, Relevance, names_another_float, names_float
 from interleaf.generate.sentences import content_words, numbers_in, quantities_in
-from interleaf.generate.table_cells import label_words_stated
+from interleaf.generate.table_cells import label_chars_stated
 
 # the order of the columns of `features`; the fitted weights are stored by these names
 FEATURES = (
@@ -52,7 +52,7 @@ FEATURES = (
     "names_float",  # it is (or names) the table or figure the question names
     "names_other_float",  # it names another table or figure than the one the question names
     "extreme_row",  # the row holding the highest (lowest) value the question asks for
-    "row_label_stated",  # a table row: the share of the question's words that state its label cells whole
+    "row_label_stated",  # a table row: the share of the question's characters that state its label cells whole
     "header_match",  # a table row: the share of the question's words its best column header holds
     "kind_sentence",
     "kind_caption",
@@ -126,7 +126,7 @@ def candidate_features(
     date = part.want == "date"
     named = bool(LABEL.search(question))
     question_folded = fold(question)
-    question_length = len(question_folded.split()) or 1
+    question_length = len(question_folded) or 1
     asked = set(content_words(question))
     own_numbers = set(numbers_in(question))
     top_similarity = float(similarity.max()) if len(similarity) else 0.0
@@ -155,7 +155,7 @@ def candidate_features(
             "names_float": float(named and names_float(part, ev)),
             "names_other_float": float(named and names_another_float(part, ev)),
             "extreme_row": float(id(u) in extremes),
-            "row_label_stated": label_words_stated(u.row, question_folded) / question_length if u.row else 0.0,
+            "row_label_stated": label_chars_stated(u.row, question_folded) / question_length if u.row else 0.0,
             "header_match": _header_match(u, asked),
             "kind_sentence": float(u.kind == "sentence"),
             "kind_caption": float(u.kind == "caption"),

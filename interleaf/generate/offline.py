@@ -41,7 +41,7 @@ from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoa
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
-from interleaf.generate.table_cells import difference, label_words_stated
+from interleaf.generate.table_cells import difference, label_chars_stated
 
 # An abstention says why from the findings of the best-ranked candidates, this many (the reason's
 # wording only; which candidate answers is the ranker's).
@@ -285,7 +285,7 @@ def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], uni
         return chosen
     asked = fold(part.text)
     same_table = [s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None]
-    named = {id(s): label_words_stated(s.unit.row, asked) for s in same_table if s.unit.row is not None}
+    named = {id(s): label_chars_stated(s.unit.row, asked) for s in same_table if s.unit.row is not None}
     most = max(named.values(), default=0)
     if named.get(id(chosen), 0) >= most:
         return chosen

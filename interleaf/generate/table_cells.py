@@ -59,18 +59,22 @@ def without_remark(label: str) -> str:
     return _REMARK.sub("", label)
 
 
-def label_words_stated(row: TableRow, asked: str) -> int:
-    """How many words of a row's label cells (those with words and no number) the question, folded
-    (`interleaf.evidence.fold`), states, counting a cell only where it is stated whole, with or
-    without its closing remark: "PaLM-2L + Step-Back" states three of "PaLM-2L + Step-Back (ours)",
-    and none of "BM25 + DPR" is stated by a question naming "BM25"."""
+def label_chars_stated(row: TableRow, asked: str) -> int:
+    """How much of a row's label cells (those with letters: "G.+BM25(1)" is a label, "127+128" and
+    "63.3" are values) the question, folded (`interleaf.evidence.fold`), states, in characters,
+    counting a cell only where it is stated whole, with or without its closing remark: "PaLM-2L +
+    Step-Back" states more of "PaLM-2L + Step-Back (ours)" than of "PaLM-2L", "G.+BM25(1)" more of
+    its own row than of the "BM25" row, and none of "BM25 + DPR" is stated by a question naming "BM25"."""
     stated = 0
-    for cell in (c for c in (*row.cells, row.group) if c.strip() and not numbers_in(c)):
+    for cell in (c for c in (*row.cells, row.group) if _LETTER.search(c)):
         for form in dict.fromkeys((fold(cell), fold(without_remark(cell)))):
             if form and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", asked):
-                stated += len(form.split())
+                stated += len(form)
                 break
     return stated
+
+
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: list[int]) -> list[int]:
