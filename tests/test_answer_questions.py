@@ -307,6 +307,13 @@ def test_the_answer_is_read_where_the_question_places_it(corpus_warehouse: Inges
         _page_context(corpus_warehouse, DOC, (5,)),
     )
     assert "Random" in negatives and "64.3" in negatives and "78.0" not in negatives, negatives
+    # a label with a number in it is a label: "G.+BM25(1)" names its own row, not the "BM25" row whose
+    # label it holds (read as a value before, the row answered was BM25's: 63.3)
+    named = answer(
+        "In DPR Table 3, with 127+128 negatives and in-batch training, what Top-20 accuracy does G.+BM25(1) get?",
+        _page_context(corpus_warehouse, DOC, (5,)),
+    )
+    assert "78.0" in named and "63.3" not in named, named
     # about something else: "Reliance Industries Limited (RIL) is a Fortune 500 company ..."
     overview = _page_context(corpus_warehouse, "reliance-overview.pdf", (0, 1, 2))
     figures = answer("What revenue and net profit did Reliance Industries report for 2021-22?", overview)
