@@ -21,8 +21,7 @@ from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import Relevance, gives_value, printed_labels
 from interleaf.generate.short_answer import in_asked_form
-from interleaf.generate.stage import document_texts, image_text, quote_rows
-from interleaf.kinds import modality_of
+from interleaf.generate.stage import context_quotes, document_texts, quote_rows
 from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
@@ -252,37 +251,17 @@ def test_a_label_the_document_prints_whole_is_one_thing_asked(dev_questions: lis
 
 def _page_context(warehouse: IngestedWarehouse, doc: str, pages: tuple[int, ...]) -> tuple[ContextQuote, ...]:
     """The quotes the session's ingest stored on `pages` (0-based) of `doc`, as the generator is given them."""
-    listed = ", ".join(map(str, pages))
-    stored = sql_rows(
-        warehouse.root,
-        "select q.* from quotes q join documents d on d.doc_id = q.doc_id "
-        f"where d.name = '{doc}' and q.page_idx in ({listed}) and q.kind not in ('header', 'footer')",
+    on_pages = (
+        f"join documents d on d.doc_id = q.doc_id where d.name = '{doc}' "
+        f"and q.page_idx in ({', '.join(map(str, pages))}) and q.kind not in ('header', 'footer')"
     )
-    quotes = pa.Table.from_pylist(stored)
-    texts = pa.Table.from_pylist(sql_rows(warehouse.root, "select * from quote_texts"))
-    rows = sorted(quote_rows(quotes, texts, {r["quote_id"] for r in stored}).values(), key=lambda r: r["quote_id"])
-    numbers = {"text": 0, "image": 0}
-    out = []
-    for r in rows:
-        modality = modality_of(r["kind"])
-        numbers[modality] += 1
-        text = image_text(r, "vlm") if modality == "image" else r["text"]
-        out.append(
-            ContextQuote(
-                r["quote_id"],
-                modality,
-                numbers[modality],
-                r["doc_id"],
-                doc,
-                r["page_idx"],
-                r["kind"],
-                text,
-                caption=r["caption"],
-                ocr_text=r.get("table_md") or r.get("ocr_text"),
-                vlm_text=r.get("vlm_text"),
-            )
-        )
-    return tuple(out)
+    quotes = pa.Table.from_pylist(sql_rows(warehouse.root, f"select q.* from quotes q {on_pages}"))
+    texts = pa.Table.from_pylist(
+        sql_rows(warehouse.root, f"select t.* from quote_texts t join quotes q on q.quote_id = t.quote_id {on_pages}")
+    )
+    ids = sorted(quotes.column("quote_id").to_pylist())
+    rows = quote_rows(quotes, texts, set(ids))
+    return context_quotes(ids, rows, {d: doc for d in quotes.column("doc_id").to_pylist()}, {}, "vlm")
 
 
 def test_the_answer_is_read_where_the_question_places_it(corpus_warehouse: IngestedWarehouse) -> None:

@@ -228,11 +228,11 @@ def _placed(
     if finding.ok:
         return best
     numbered = [
-        a for a in part.required if a.text in finding.missing and (a.kind == "number" or _NUMBERED.search(a.text))
+        a for a in part.required if a.text in finding.missing and (a.kind == "number" or _NUMBERED_LABEL.search(a.text))
     ]
     if finding.missing and not numbered:
         return best
-    for s in candidates:
+    for s in candidates[1:]:
         if s.score < ranker.threshold:
             break
         if relevance.check(part, evidence_of(s.unit, units)).ok:
@@ -241,7 +241,7 @@ def _placed(
 
 
 # a label ending in its number, Arabic or Roman: "Stage I", "Grade 3", "Unit 14", "Phase IIB"
-_NUMBERED = re.compile(r"\s(?:\d+[A-Za-z]?|[IVX]+[A-D]?)$")
+_NUMBERED_LABEL = re.compile(r"\s(?:\d+[A-Za-z]?|[IVX]+[A-D]?)$")
 
 
 def _extreme_note(chosen: Scored, part: Part, units: Sequence[Unit]) -> str:

@@ -97,37 +97,50 @@ def build_requests(
         ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
         if config.quote_order == "shuffled":  # seeded per question: the same order on every run
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
-        numbers = {"text": 0, "image": 0}
-        context = []
-        for quote_id in ids:
-            row = rows[quote_id]
-            modality = modality_of(row["kind"])
-            numbers[modality] += 1
-            text = image_text(row, config.image_text) if modality == "image" else row["text"]
-            context.append(
-                ContextQuote(
-                    quote_id=quote_id,
-                    modality=modality,
-                    number=numbers[modality],
-                    doc_id=row["doc_id"],
-                    doc_name=names.get(row["doc_id"], row["doc_id"][:16]),
-                    page_idx=row["page_idx"],
-                    kind=row["kind"],
-                    text=text,
-                    caption=row["caption"],
-                    img_path=row["img_path"],
-                    bbox=tuple(row["bbox"]) if row["bbox"] else None,
-                    ocr_text=row.get("table_md") or row.get("ocr_text"),
-                    vlm_text=row.get("vlm_text"),
-                    doc_title=titles.get(row["doc_id"]),
-                )
-            )
+        context = context_quotes(ids, rows, names, titles, config.image_text)
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
         scope = (q["doc_ids"] or ()) if doc_scope else ()
         in_scope = "\n".join(texts[d] for d in scope) if scope else None
         pages = named_pages(q["question"], {d: numbering[d] for d in scope if d in numbering})
-        requests.append(AnswerRequest(q["question_id"], q["question"], tuple(context), cs, in_scope, pages))
+        requests.append(AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages))
     return requests
+
+
+def context_quotes(
+    ids: list[str],
+    rows: Mapping[str, Mapping[str, Any]],
+    names: Mapping[str, str],
+    titles: Mapping[str, str | None],
+    image_text_form: str,
+) -> tuple[ContextQuote, ...]:
+    """The quotes `ids` (their `quote_rows`) as the generator is given them, in that order: numbered
+    within their modality, an image quote as its `image_text`."""
+    numbers = {"text": 0, "image": 0}
+    context = []
+    for quote_id in ids:
+        row = rows[quote_id]
+        modality = modality_of(row["kind"])
+        numbers[modality] += 1
+        text = image_text(row, image_text_form) if modality == "image" else row["text"]
+        context.append(
+            ContextQuote(
+                quote_id=quote_id,
+                modality=modality,
+                number=numbers[modality],
+                doc_id=row["doc_id"],
+                doc_name=names.get(row["doc_id"], row["doc_id"][:16]),
+                page_idx=row["page_idx"],
+                kind=row["kind"],
+                text=text,
+                caption=row["caption"],
+                img_path=row["img_path"],
+                bbox=tuple(row["bbox"]) if row["bbox"] else None,
+                ocr_text=row.get("table_md") or row.get("ocr_text"),
+                vlm_text=row.get("vlm_text"),
+                doc_title=titles.get(row["doc_id"]),
+            )
+        )
+    return tuple(context)
 
 
 class GenerateStage:

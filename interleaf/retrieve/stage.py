@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,17 +134,24 @@ def retrieve(
         raise ValueError(f"retrieve.retrievers names {unknown}; the index has {list(index.retrievers)}")
     doc_scoped = config.scope == "doc"
     masks = [_scope_mask(index, q.doc_ids if doc_scoped else ()) for q in questions]
-    scoped = [reference_scopes(index, q, m, doc_scoped, config, printed) for q, m in zip(questions, masks, strict=True)]
+    # the quotes of each page a question names (document scope): searched within, and put first
+    on_pages = [
+        named_page_masks(index, q, m, printed) if doc_scoped else [] for q, m in zip(questions, masks, strict=True)
+    ]
+    scoped = [
+        reference_scopes(index, q, m, doc_scoped, config, named)
+        for q, m, named in zip(questions, masks, on_pages, strict=True)
+    ]
     results = _run(index, questions, clauses, masks, names, config, scoped)
     if expand_config.prf and expand_config.backend != "none":
         extra = [prf_clause(index, q.text, r.ranking, expand_config) for q, r in zip(questions, results, strict=True)]
         clauses = [cs + ([c] if c else []) for cs, c in zip(clauses, extra, strict=True)]
         results = _run(index, questions, clauses, masks, names, config, scoped)
-    for r, mask in zip(results, masks, strict=True):
+    for r, named in zip(results, on_pages, strict=True):
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
-        if doc_scoped and config.named_pages_first:
-            r.ranking = named_pages_first(index, r.question, mask, r.ranking, printed)
+        if config.named_pages_first and named:
+            r.ranking = named_pages_first(index, r.ranking, np.logical_or.reduce([m for _, m in named]))
         if image_filter is not None:  # V-RAG's LMM filter: image quotes judged "no" leave before the quotas
             r.ranking, r.verdicts = filter_ranking(
                 index, r.question.text, r.ranking, image_filter, load_image, config.lmm_filter
@@ -168,12 +175,11 @@ def reference_scopes(
     mask: np.ndarray,
     doc_scoped: bool,
     config: RetrieveConfig,
-    printed: Mapping[str, Mapping[int, set[int]]] | None = None,
+    named_pages: Sequence[tuple[PageReference, np.ndarray]] = (),
 ) -> list[tuple[Clause, np.ndarray]]:
     """The question again, asked only among the quotes of each section or item it names ("Exhibit
     4-12", "section 4.2", a title it quotes) and, in document scope, of each page it names
-    ("the chart on page 14": the file's 14th page and the page printed "14", `printed`): one more
-    ranked list per reference."""
+    (`named_pages`, from `named_page_masks`): one more ranked list per reference."""
     if config.reference_weight <= 0:
         return []
     # a heading repeating the document's title names the document: within one document, nothing narrower
@@ -183,42 +189,36 @@ def reference_scopes(
         within = mask & scope.mask
         if within.any():
             out.append((Clause(scope.query, f"{SCOPED}{scope.text}", config.reference_weight), within))
-    for reference in page_references(question.text) if doc_scoped else ():
-        within = _on_named_page(index, question, mask, reference, printed)
+    for reference, within in named_pages:
         if within.any():
             out.append((Clause(question.text, f"{SCOPED}{reference.text}", config.reference_weight), within))
     return out
 
 
-def _on_named_page(
-    index: LoadedIndex,
-    question: Question,
-    mask: np.ndarray,
-    reference: PageReference,
-    printed: Mapping[str, Mapping[int, set[int]]] | None,
-) -> np.ndarray:
-    """The quotes within `mask` on the pages of the question's documents that `reference` names."""
-    within = np.zeros_like(mask)
-    for doc in question.doc_ids:
-        in_doc = mask & index.doc_mask(doc)
-        pages = pages_named(reference, set(index.page_array[in_doc].tolist()), (printed or {}).get(doc, {}))
-        within |= in_doc & np.isin(index.page_array, list(pages))
-    return within
+def named_page_masks(
+    index: LoadedIndex, question: Question, mask: np.ndarray, printed: Mapping[str, Mapping[int, set[int]]] | None
+) -> list[tuple[PageReference, np.ndarray]]:
+    """Each page reference of the question, with the quotes within `mask` on the pages of its
+    documents that it names ("the chart on page 14": the file's 14th page and the page printed
+    "14", `printed`)."""
+    out = []
+    for reference in page_references(question.text):
+        within = np.zeros_like(mask)
+        for doc in question.doc_ids:
+            in_doc = mask & index.doc_mask(doc)
+            pages = pages_named(reference, set(index.page_array[in_doc].tolist()), (printed or {}).get(doc, {}))
+            within |= in_doc & np.isin(index.page_array, list(pages))
+        out.append((reference, within))
+    return out
 
 
 def named_pages_first(
-    index: LoadedIndex,
-    question: Question,
-    mask: np.ndarray,
-    ranking: list[tuple[str, float]],
-    printed: Mapping[str, Mapping[int, set[int]]] | None,
+    index: LoadedIndex, ranking: list[tuple[str, float]], named: np.ndarray
 ) -> list[tuple[str, float]]:
-    """The ranking with the quotes of the pages the question names ahead of the rest, each part in
-    its order: a question that names a page is answered there, whatever words its evidence uses
-    ("What date is mentioned on the second page?"), and a reranker reading words alone would sink it."""
-    named = np.zeros_like(mask)
-    for reference in page_references(question.text):
-        named |= _on_named_page(index, question, mask, reference, printed)
+    """The ranking with the quotes `named` (on the pages the question names) ahead of the rest, each
+    part in its order: a question that names a page is answered there, whatever words its evidence
+    uses ("What date is mentioned on the second page?"), and a reranker reading words alone would
+    sink it."""
     if not named.any():
         return ranking
     pos = index.position
