@@ -47,6 +47,13 @@ def test_a_page_named_in_words_from_the_end_or_past_a_blank_one() -> None:
     assert pages_named(second, pages | {1}, {}) == {1}
     (second_last,) = page_references("What is on the second-to-last page?")
     assert pages_named(second_last, pages, {}) == {3}
+    # "the cover" is the first page, "the back cover" the last; a verb, or a cover letter, is none
+    (cover,) = page_references("How many people are there in the images on the cover?")
+    assert (cover.text, pages_named(cover, pages, {})) == ("the cover", {0})
+    (back,) = page_references("Which website is printed on the back cover of the brochure?")
+    assert pages_named(back, pages, {}) == {4}
+    assert page_references("Does the policy cover floods?") == []
+    assert page_references("Who signed the cover letter?") == []
 
 
 def test_the_numbers_a_document_prints_on_its_pages(corpus_warehouse: IngestedWarehouse) -> None:

@@ -1,5 +1,5 @@
 """The pages a question names: "the chart on page 14", "page(1)", "page two", "the first page", "the
-last page", "the second last page", "the cover page", "slide 7".
+last page", "the second last page", "the cover page", "on the back cover", "slide 7".
 
 A page number in a question may be the file's (its 14th page) or the one the document prints on the
 page: a report's page "9" is often the file's 12th, after a cover and a contents page, and a brochure
@@ -27,6 +27,12 @@ _NUMBERED = re.compile(
 _ORDINAL = re.compile(
     rf"\b({'|'.join(_ORDINALS)}|(?:second|2nd)[\s-]+(?:to[\s-]+)?last|penultimate|last|final|cover|front|back)"
     r"\s+(?:cover\s+)?(?:page|slide)\b",
+    re.I,
+)
+# "on the cover", "the back cover": a document's first or last page (a cover page is _ORDINAL's; a
+# cover letter is a letter)
+_COVER = re.compile(
+    r"\b(?:on|in|of|at|from)\s+((?:the|its|this|their)\s+(?:(front|back)\s+)?cover)\b(?!\s*(?:page|slide|letter))",
     re.I,
 )
 # a printed page number: "9", "Page 9", "- 9 -" (a running head or foot with a bare number)
@@ -57,6 +63,9 @@ def page_references(question: str) -> list[PageReference]:
             out.append(PageReference(m.group(0), 1, False))
         else:
             out.append(PageReference(m.group(0), _ORDINALS.index(word) + 1, True, counted=True))
+    for m in _COVER.finditer(question):
+        side = (m.group(2) or "front").casefold()
+        out.append(PageReference(m.group(1), 1 if side == "front" else None, False))
     return out
 
 
