@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +32,10 @@ from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
 from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex, load_index, rows_of_retrievers
 from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
 from interleaf.retrieve.registry import get_image_filter, get_reranker
+from interleaf.retrieve.scoping import SCOPED, named_page_masks, named_pages_first, reference_scopes, scope_mask
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure import RETRIEVE_MODULES
-from interleaf.structure.pages import PageReference, page_references, pages_named, printed_page_numbers
+from interleaf.structure.pages import page_references, printed_page_numbers
 from interleaf.text.tokens import tokenize
 from warehouse import Warehouse, schemas
 
@@ -133,13 +134,14 @@ def retrieve(
     if unknown:
         raise ValueError(f"retrieve.retrievers names {unknown}; the index has {list(index.retrievers)}")
     doc_scoped = config.scope == "doc"
-    masks = [_scope_mask(index, q.doc_ids if doc_scoped else ()) for q in questions]
+    masks = [scope_mask(index, q.doc_ids if doc_scoped else ()) for q in questions]
     # the quotes of each page a question names (document scope): searched within, and put first
     on_pages = [
-        named_page_masks(index, q, m, printed) if doc_scoped else [] for q, m in zip(questions, masks, strict=True)
+        named_page_masks(index, q.text, q.doc_ids, m, printed) if doc_scoped else []
+        for q, m in zip(questions, masks, strict=True)
     ]
     scoped = [
-        reference_scopes(index, q, m, doc_scoped, config, named)
+        reference_scopes(index, q.text, q.doc_ids, m, doc_scoped, config, named)
         for q, m, named in zip(questions, masks, on_pages, strict=True)
     ]
     results = _run(index, questions, clauses, masks, names, config, scoped)
@@ -164,66 +166,6 @@ def retrieve(
 def _positions(index: LoadedIndex, ranking: list[tuple[str, float]]) -> list[tuple[int, str]]:
     pos = index.position
     return [(pos[q], q) for q, _ in ranking]
-
-
-SCOPED = "scope:"  # the kind of a clause asked within a section or item the question names
-
-
-def reference_scopes(
-    index: LoadedIndex,
-    question: Question,
-    mask: np.ndarray,
-    doc_scoped: bool,
-    config: RetrieveConfig,
-    named_pages: Sequence[tuple[PageReference, np.ndarray]] = (),
-) -> list[tuple[Clause, np.ndarray]]:
-    """The question again, asked only among the quotes of each section or item it names ("Exhibit
-    4-12", "section 4.2", a title it quotes) and, in document scope, of each page it names
-    (`named_pages`, from `named_page_masks`): one more ranked list per reference."""
-    if config.reference_weight <= 0:
-        return []
-    # a heading repeating the document's title names the document: within one document, nothing narrower
-    doc_id = question.doc_ids[0] if doc_scoped and len(question.doc_ids) == 1 else None
-    out = []
-    for scope in index.scopes.for_question(question.text, doc_id, config.scoped_query, config.item_references):
-        within = mask & scope.mask
-        if within.any():
-            out.append((Clause(scope.query, f"{SCOPED}{scope.text}", config.reference_weight), within))
-    for reference, within in named_pages:
-        if within.any():
-            out.append((Clause(question.text, f"{SCOPED}{reference.text}", config.reference_weight), within))
-    return out
-
-
-def named_page_masks(
-    index: LoadedIndex, question: Question, mask: np.ndarray, printed: Mapping[str, Mapping[int, set[int]]] | None
-) -> list[tuple[PageReference, np.ndarray]]:
-    """Each page reference of the question, with the quotes within `mask` on the pages of its
-    documents that it names ("the chart on page 14": the file's 14th page and the page printed
-    "14", `printed`)."""
-    out = []
-    for reference in page_references(question.text):
-        within = np.zeros_like(mask)
-        for doc in question.doc_ids:
-            in_doc = mask & index.doc_mask(doc)
-            pages = pages_named(reference, set(index.page_array[in_doc].tolist()), (printed or {}).get(doc, {}))
-            within |= in_doc & np.isin(index.page_array, list(pages))
-        out.append((reference, within))
-    return out
-
-
-def named_pages_first(
-    index: LoadedIndex, ranking: list[tuple[str, float]], named: np.ndarray
-) -> list[tuple[str, float]]:
-    """The ranking with the quotes `named` (on the pages the question names) ahead of the rest, each
-    part in its order: a question that names a page is answered there, whatever words its evidence
-    uses ("What date is mentioned on the second page?"), and a reranker reading words alone would
-    sink it."""
-    if not named.any():
-        return ranking
-    pos = index.position
-    on_page = [item for item in ranking if named[pos[item[0]]]]
-    return on_page + [item for item in ranking if not named[pos[item[0]]]]
 
 
 def _run(
@@ -284,13 +226,6 @@ def questions_of(questions: pa.Table) -> list[Question]:
         Question(q["question_id"], q["question"], tuple(q["doc_ids"] or ()))
         for q in questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     ]
-
-
-def _scope_mask(index: LoadedIndex, doc_ids: tuple[str, ...]) -> np.ndarray:
-    """The quotes a question may retrieve: its documents', or every quote when it names none."""
-    if not doc_ids:
-        return index.doc_mask(None)
-    return np.logical_or.reduce([index.doc_mask(d) for d in doc_ids])
 
 
 class RetrieveStage:
