@@ -33,7 +33,7 @@ from interleaf.generate.offline_scoring import (
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.relevance import Evidence, Relevance, names_another_float, names_float
-from interleaf.generate.sentences import content_words, numbers_in, quantities_in
+from interleaf.generate.sentences import addresses_in, content_words, numbers_in, quantities_in
 from interleaf.generate.table_cells import label_chars_stated
 
 # the order of the columns of `features`; the fitted weights are stored by these names
@@ -47,7 +47,9 @@ FEATURES = (
     "unit_rank",  # 1 / (1 + its rank by the rule-based score)
     "number_asked_given",  # the question asks for a quantity and it states one, not the question's, not a date's
     "number_asked_missing",  # ... and it states none ("as of January 28, 2023" states no quantity)
-    "date_asked_given",  # the question asks when and it states a year or a month
+    # the question asks when and it states a year or a month, or asks for a web or email address and
+    # it gives one
+    "kind_asked_given",
     "relevant",  # the relevance test finds it answering the part
     "names_float",  # it is (or names) the table or figure the question names
     "names_other_float",  # it names another table or figure than the one the question names
@@ -124,6 +126,7 @@ def candidate_features(
     rank = {q.quote_id: i for i, q in enumerate(quotes)}
     quantity = wants_quantity(question) or part.want in ("number", "money")
     date = part.want == "date"
+    address = part.want == "address"
     named = bool(LABEL.search(question))
     question_folded = fold(question)
     question_length = len(question_folded) or 1
@@ -150,7 +153,10 @@ def candidate_features(
             "unit_rank": 1.0 / (1 + order[id(s)]),
             "number_asked_given": float(quantity and bool(stated - own_numbers)),
             "number_asked_missing": float(quantity and not stated - own_numbers),
-            "date_asked_given": float(date and _YEAR_OR_MONTH.search(u.text) is not None),
+            "kind_asked_given": float(
+                (date and _YEAR_OR_MONTH.search(u.text) is not None)
+                or (address and bool(addresses_in(u.text, question)))
+            ),
             "relevant": float(finding.ok),
             "names_float": float(named and names_float(part, ev)),
             "names_other_float": float(named and names_another_float(part, ev)),

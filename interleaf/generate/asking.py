@@ -28,7 +28,7 @@ from interleaf.generate.sentences import content_words, numbers_in
 from interleaf.text.references import REFERENCE
 
 AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
-Want = Literal["number", "date", "money", "code", "text"]
+Want = Literal["number", "date", "money", "code", "address", "text"]
 
 _ENGLISH_WH = ("what", "which", "who", "whom", "whose", "when", "where", "why", "how")
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how|combien|quel|quelle|quels|quelles)"
@@ -137,6 +137,9 @@ _MONTH_DAY = re.compile(rf"(?i:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:
 _FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
 # What a "what code / ID" question wants back: a token of letters and digits ("U07.1", "QCRTAUT").
 _CODE_HEADS = frozenset(("code", "codes", "id", "ids", "identifier", "identifiers", "symbol", "abbreviation"))
+# What a "which website / what email address" question wants back: a web or email address
+# (sentences.WEB_ADDRESS); "the address of …" alone may be a street's
+_ADDRESS_HEADS = frozenset(("website", "websites", "url", "urls", "web", "email", "e-mail", "homepage", "webpage"))
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")
 # What the expander's anchors must look like to be names here: no clause ("'s 45th Annual General
 # Meeting to be held, according to the report'" is two apostrophes, not a quotation).
@@ -283,6 +286,10 @@ def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]
         want = "date"
     elif _WANTS_NUMBER.search(text) or head & _MEASURES:
         want = "number"
+    elif head & _ADDRESS_HEADS or head_word in _ADDRESS_HEADS:
+        want = "address"
+        # the address is what says "website": a page lists "Cancer Council NSW cancercouncil.com.au"
+        focus = focus - set(content_words(" ".join(_ADDRESS_HEADS) + " address addresses"))
     source_texts = [s for _, _, s in sources]
     return Part(text, tuple(_anchors(text, source_texts)), want, focus, numbers, currency)
 
@@ -369,5 +376,6 @@ def want_label(part: Part) -> str:
         "date": "a date",
         "money": f"an amount in {part.currency}s" if part.currency else "an amount",
         "code": "a code",
+        "address": "a web or email address",
         "text": "an answer",
     }[part.want]

@@ -30,7 +30,7 @@ from interleaf.evidence import fold
 from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
 from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
-from interleaf.generate.sentences import MONTH_DATE, content_words, numbers_in
+from interleaf.generate.sentences import MONTH_DATE, addresses_in, content_words, numbers_in
 from interleaf.text.references import REFERENCE
 
 # Below this share of Latin letters a text is in another script: a Latin anchor may be translated.
@@ -353,7 +353,10 @@ _CODE_VALUE = re.compile(
 
 def gives_value(part: Part, text: str) -> bool:
     """A number the question did not state (a float label's or a reference's number is no value),
-    for an amount of a named currency that currency, for a code a token of letters and digits."""
+    for an amount of a named currency that currency, for a code a token of letters and digits, for
+    a web or email address one."""
+    if part.want == "address":
+        return bool(addresses_in(text, part.text))
     bare = _CITED_YEAR.sub(" ", REFERENCE.sub(" ", text))
     if part.want == "code":
         asked = set(tokens(part.text))

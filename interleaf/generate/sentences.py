@@ -200,6 +200,25 @@ MONTH_DATE = re.compile(
 )
 
 
+# a web or email address: "combshj@unk.edu", "www.nyse.com", "https://example.org/a", "cancer.org.au"
+# (a bare domain: two labels or more, the last of small letters: "e.g." and "U.S." have one-letter
+# labels, and "results.We" is a sentence the text layer ran on)
+WEB_ADDRESS = re.compile(
+    r"(?<![\w@.-])(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s<>()\[\]]+|www\.[\w-]+(?:\.[\w-]+)+(?:/[^\s<>()\[\]]*)?"
+    r"|[a-z0-9][\w-]+(?:\.[\w-]{2,})*\.(?-i:[a-z]{2,24})(?:/[^\s<>()\[\]]*)?)(?<![.,;:])(?![\w@-])",
+    re.I,
+)
+
+
+def addresses_in(text: str, question: str) -> list[str]:
+    """The web or email addresses of `text` of the kind the question asks (an email address where it
+    names one, else a web one), but those it gives itself."""
+    email = re.search(r"\be-?mail", question, re.I) is not None
+    asked = question.casefold()
+    found = (m.group(0) for m in WEB_ADDRESS.finditer(text))
+    return [a for a in found if ("@" in a) == email and a.casefold() not in asked]
+
+
 def quantities_in(text: str) -> list[str]:
     """`numbers_in`, without the numbers of its dates: "as of January 28, 2023" states no quantity."""
     return numbers_in(MONTH_DATE.sub(" ", text))

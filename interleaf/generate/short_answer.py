@@ -16,7 +16,7 @@ from typing import Protocol
 from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_units import LABEL, Unit
-from interleaf.generate.sentences import MONTH_DATE, content_words, numbers_in
+from interleaf.generate.sentences import MONTH_DATE, addresses_in, content_words, numbers_in
 from interleaf.generate.table_cells import Difference, asked_columns, label_columns, without_remark
 
 NOT_ANSWERABLE = "Not answerable"
@@ -116,6 +116,8 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
     text = part.text or question
     if part.want in ("number", "money") or wants_quantity(text):
         return _number_of(part, unit, units)
+    if part.want == "address":
+        return _nearest_address(unit.text, text)
     if part.want == "date":
         dates = [m.group(0) for m in _DATE.finditer(unit.text) if m.group(0) not in text]
         return dates[0] if dates else _number_of(part, unit, units)
@@ -162,6 +164,18 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
         if best is None or distance < best[0]:
             best = (distance, found[0])
     return best[1] if best else None
+
+
+def _nearest_address(text: str, question: str) -> str | None:
+    """Of the text's addresses of the kind asked, the one nearest a word of the question: a list of
+    "Cancer Council ACT actcancer.org Cancer Council NSW cancercouncil.com.au" gives NSW's for NSW."""
+    wanted = addresses_in(text, question)
+    if len(wanted) < 2:
+        return next(iter(wanted), None)
+    asked = set(content_words(question))
+    where = [m.start() for m in _TOKEN.finditer(text) if set(content_words(m.group(0))) & asked]
+    starts = {a: text.find(a) for a in wanted}
+    return min(wanted, key=lambda a: min((abs(starts[a] - w) for w in where), default=0))
 
 
 _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,]\d)")
