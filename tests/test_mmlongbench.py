@@ -28,6 +28,7 @@ from interleaf.evaluate.mmlongbench import (
     read_samples,
     score,
 )
+from interleaf.questions.mmlongbench import must_include
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "mmlongbench-dev"  # ../shared, as conftest
 SAMPLES = BENCH / "samples.json"
@@ -100,6 +101,16 @@ def test_every_gold_scores_itself_except_the_non_integer_int_golds(samples: list
     misses = {(s.answer, s.answer_format) for s in samples if score(s.answer, s.answer, s.answer_format) != 1.0}
     # Three Int golds are not integers; the released int(gold) fails on them and they can never score.
     assert misses == {("21%", "Int"), ("14:04 CET", "Int"), ("yes", "Int")}
+
+
+def test_the_gold_strings_an_answer_holds(samples: list[Sample]) -> None:
+    by_format = {f: next(s for s in samples if s.answer_format == f) for f in ("Str", "List", "None")}
+    assert must_include(by_format["Str"]) == [by_format["Str"].answer.strip()]
+    assert must_include(by_format["List"]) == [str(i).strip() for i in ast.literal_eval(by_format["List"].answer)]
+    assert must_include(by_format["None"]) == []
+    # a Str answer the benchmark writes as a one-item list: its item, not the brackets
+    (listed,) = [s for s in samples if s.answer_format == "Str" and s.answer.startswith("[")]
+    assert must_include(listed) == [ast.literal_eval(listed.answer)[0]]
 
 
 def test_int(samples: list[Sample]) -> None:

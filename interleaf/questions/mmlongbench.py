@@ -29,9 +29,12 @@ def question_id(index: int) -> str:
 
 
 def must_include(sample: Sample) -> list[str]:
+    """The strings an answer holds when it gives the gold: a List's items, and those of an answer
+    of another format written as a list (a Str "['combshj@unk.edu']"), else the answer."""
     if sample.answer_format == "None":
         return []
-    if sample.answer_format == "List":
+    answer = sample.answer.strip()
+    if sample.answer_format == "List" or (answer.startswith("[") and answer.endswith("]")):
         try:
             items = ast.literal_eval(sample.answer)
         except (ValueError, SyntaxError):
