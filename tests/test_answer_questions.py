@@ -264,6 +264,23 @@ def _page_context(warehouse: IngestedWarehouse, doc: str, pages: tuple[int, ...]
     return context_quotes(ids, rows, {d: doc for d in quotes.column("doc_id").to_pylist()}, {}, "vlm")
 
 
+def test_a_website_or_email_address_asked_is_one_the_page_gives(corpus_warehouse: IngestedWarehouse) -> None:
+    # the cancer guide's page 2 (an address block: "Email info@cancer.org.au Website cancer.org.au")
+    # and its back cover (each state's Cancer Council with its website). Before, each was answered
+    # with a sentence that gives no address: "Visit your local Cancer Council website.", "©".
+    generator = OfflineGenerator(OfflineConfig())
+
+    def short(question: str, pages: tuple[int, ...] = (1, 75)) -> str:
+        context = _page_context(corpus_warehouse, "cancer-guide.pdf", pages)
+        (a,) = generator.generate([AnswerRequest("q", question, context)], lambda p: b"")
+        return a.short_answer
+
+    assert short("What is the email address of Cancer Council Australia?") == "info@cancer.org.au"
+    assert short("What is the website of Cancer Council Australia?") == "cancer.org.au"  # not its email
+    # of the back cover's list of names and addresses, the one after the name asked
+    assert short("Which website does the back cover give for Cancer Council NSW?", (75,)) == "cancercouncil.com.au"
+
+
 def test_the_answer_is_read_where_the_question_places_it(corpus_warehouse: IngestedWarehouse) -> None:
     # The ranker's best candidate gives way to the best one above the threshold that passes the
     # part's check, where the best is plainly about something else. Before, each of these was

@@ -117,7 +117,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
     if part.want in ("number", "money") or wants_quantity(text):
         return _number_of(part, unit, units)
     if part.want == "address":
-        return _nearest_address(unit.text, text)
+        return _nearest_address(unit.text, text, [a.text for a in part.required])
     if part.want == "date":
         dates = [m.group(0) for m in _DATE.finditer(unit.text) if m.group(0) not in text]
         return dates[0] if dates else _number_of(part, unit, units)
@@ -166,14 +166,18 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
     return best[1] if best else None
 
 
-def _nearest_address(text: str, question: str) -> str | None:
-    """Of the text's addresses of the kind asked, the one nearest a word of the question: a list of
-    "Cancer Council ACT actcancer.org Cancer Council NSW cancercouncil.com.au" gives NSW's for NSW."""
+def _nearest_address(text: str, question: str, names: list[str]) -> str | None:
+    """Of the text's addresses of the kind asked, the one nearest a name the question requires
+    (else a word of it): a list of "Cancer Council ACT actcancer.org Cancer Council NSW
+    cancercouncil.com.au" gives NSW's for "Cancer Council NSW"."""
     wanted = addresses_in(text, question)
     if len(wanted) < 2:
         return next(iter(wanted), None)
-    asked = set(content_words(question))
-    where = [m.start() for m in _TOKEN.finditer(text) if set(content_words(m.group(0))) & asked]
+    folded = text.casefold()
+    where = [m.end() for n in names for m in re.finditer(re.escape(n.casefold()), folded)]
+    if not where:
+        asked = set(content_words(question))
+        where = [m.start() for m in _TOKEN.finditer(text) if set(content_words(m.group(0))) & asked]
     starts = {a: text.find(a) for a in wanted}
     return min(wanted, key=lambda a: min((abs(starts[a] - w) for w in where), default=0))
 
