@@ -18,7 +18,7 @@ Q ?= select kind, count(*) as quotes from quotes group by 1 order by 2 desc
 MODEL ?=
 IL := $(PYTHON) -m interleaf.cli $(if $(MODEL),--model $(MODEL),)
 
-.PHONY: help install install-dev e2e e2e-steps test bench faults serve serve-api load sql lint eval-dev fit-answers
+.PHONY: help install install-dev e2e e2e-steps test bench faults serve serve-api load sql lint eval-dev fit-answers fit-retrieval
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -108,6 +108,14 @@ fit-answers: install-dev ## refit interleaf/generate/fitted/answer_ranker.json o
 	$(IL) ingest $(CORPUS)/docs
 	$(PYTHON) benchmarks/fit_answer_ranker.py --set $(MMLB_WAREHOUSE)=$(MMLB)/qa_dev.jsonl \
 		--set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev_answers.jsonl --set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev.jsonl
+
+# The fusion's numbers (retrieve.page_weight x retrieve.rrf_k) on the same sets: each combination's page
+# recall@5, and the held-out documents' figure when the choice is made on the others
+fit-retrieval: install-dev ## choose the fusion's numbers on the dev sets, cross-validated by document; writes docs/measured/retrieval-fit.md
+	$(IL) --warehouse $(MMLB_WAREHOUSE) ingest $(MMLB)/pdfs
+	$(IL) ingest $(CORPUS)/docs
+	$(PYTHON) benchmarks/fit_retrieval.py --set $(MMLB_WAREHOUSE)=$(MMLB)/qa_dev.jsonl \
+		--set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev.jsonl --measured docs/measured/retrieval-fit.md
 
 faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; writes docs/measured/faults.md
 	$(RECORD) faults -- $(PYTHON) -m benchmarks.faults --corpus $(CORPUS)

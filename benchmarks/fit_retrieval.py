@@ -1,0 +1,161 @@
+"""Choose the fusion's numbers on dev question sets, cross-validated by document.
+
+    python benchmarks/fit_retrieval.py --set WAREHOUSE=QUESTIONS.jsonl [--set ...] \
+        [--grid retrieve.page_weight=0,0.25,0.5,1 --grid retrieve.rrf_k=5,10,20,60] [--k 5] \
+        [--measured docs/measured/retrieval-fit.md]
+
+Each WAREHOUSE must hold the documents its QUESTIONS file asks about (ingested). Every combination
+of the grid's values is one variant of the configured settings; each question is retrieved in
+document scope under each (stored contexts are reused) and counts as found at k when one of the
+first k quotes of its largest context is on one of its evidence pages (MMLongBench-Doc's page
+recall; the questions without evidence pages are left out). A variant's figure is the share found
+over every set's questions together.
+
+The choice is cross-validated by document (GroupKFold over the documents of all sets, shuffled
+`--repeats` times): on each fold's training documents the variant with the highest page recall@k is
+chosen and measured on the held-out documents. The held-out figure, beside the configured
+settings' own, says whether choosing on these sets moves anything on documents the choice never
+saw; the variant chosen on every document is printed last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from interleaf.config import load_settings  # noqa: E402
+from interleaf.evaluate.ablation import Variant  # noqa: E402
+from interleaf.questions.stage import read_question_file  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Question:
+    key: str  # set:question_id
+    document: str
+    pages: frozenset[int]  # 0-based evidence pages
+
+
+def variants_of(grid: Sequence[str]) -> list[Variant]:
+    """`KEY=V1,V2,...` per option -> one Variant per combination, named by its values."""
+    axes = []
+    for item in grid:
+        key, _, values = item.partition("=")
+        if not key or not values:
+            raise SystemExit(f"--grid {item!r}: expected KEY=V1,V2,...")
+        axes.append([(key, json.loads(v)) for v in values.split(",")])
+    return [
+        Variant(" ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in combo), dict(combo))
+        for combo in itertools.product(*axes)
+    ]
+
+
+def found_at(
+    warehouse: Path, questions_path: Path, settings_path: str | None, variants: list[Variant], k: int, tag: str
+) -> tuple[list[Question], dict[str, dict[str, bool]]]:
+    """The set's questions with evidence pages, and per variant whether each is found at k."""
+    from flows.query import run_queries
+
+    settings = load_settings(settings_path)
+    qset = read_question_file(questions_path)
+    # retrieval only (no answer step): the contexts are stored under the same fingerprints as a full run's
+    run = run_queries(warehouse, settings, qset, ["doc"], variants, use_prefect=False)
+    questions = []
+    for q in run.inputs(("questions",), variants[0].name, "doc")["questions"].to_pylist():
+        pages = frozenset(int(e["page"]) - 1 for e in json.loads(q["evidence_json"] or "[]"))
+        if pages:
+            questions.append(Question(f"{tag}:{q['question_id']}", q["doc_name"] or "(corpus)", pages))
+    found: dict[str, dict[str, bool]] = {}
+    for v in variants:
+        contexts = run.table("contexts", v.name, "doc").to_pylist()
+        largest = max((r["budget"] for r in contexts), default=0)
+        ranked: dict[str, list[tuple[int, int]]] = {}
+        for r in contexts:
+            if r["budget"] == largest:
+                ranked.setdefault(f"{tag}:{r['question_id']}", []).append((r["position"], r["page_idx"]))
+        found[v.name] = {q.key: any(p in q.pages for _, p in sorted(ranked.get(q.key, []))[:k]) for q in questions}
+    print(f"{questions_path.name}: {len(questions)} questions with evidence pages over {warehouse}", flush=True)
+    return questions, found
+
+
+def held_out(
+    questions: list[Question], found: dict[str, dict[str, bool]], folds: int, repeats: int
+) -> tuple[float, list[str]]:
+    """The held-out documents' page recall when each fold's variant is chosen on its training
+    documents (mean over `repeats` shufflings of the documents into folds), and the choices."""
+    from sklearn.model_selection import GroupKFold
+
+    documents = sorted({q.document for q in questions})
+    names = list(found)
+    hits = np.array([[found[n][q.key] for n in names] for q in questions], dtype=float)
+    figures, chosen = [], []
+    for seed in range(repeats):
+        order = dict(zip(documents, np.random.default_rng(seed).permutation(len(documents)), strict=True))
+        groups = np.array([order[q.document] for q in questions])
+        right = 0.0
+        for train, test in GroupKFold(folds).split(hits, groups=groups):
+            best = int(np.argmax(hits[train].mean(axis=0)))  # ties: the first in grid order
+            chosen.append(names[best])
+            right += hits[test, best].sum()
+        figures.append(right / len(questions))
+    return float(np.mean(figures)), chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", action="append", default=[], help="WAREHOUSE=QUESTIONS.jsonl (repeatable)")
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        help="KEY=V1,V2,... (repeatable; JSON values); default: page_weight x rrf_k",
+    )
+    parser.add_argument("--config", default=None, help="the settings the variants change")
+    parser.add_argument("--k", type=int, default=5, help="page recall at this many quotes")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--measured", default=None, help="also write the table, with the command and commit, here")
+    args = parser.parse_args()
+    if not args.set:
+        parser.error("give at least one --set WAREHOUSE=QUESTIONS.jsonl")
+    grid = args.grid or ["retrieve.page_weight=0,0.25,0.5,1", "retrieve.rrf_k=5,10,20,60"]
+    variants = [Variant("configured"), *variants_of(grid)]
+    questions: list[Question] = []
+    found: dict[str, dict[str, bool]] = {v.name: {} for v in variants}
+    for i, item in enumerate(args.set):
+        warehouse, _, path = item.partition("=")
+        qs, f = found_at(Path(warehouse), Path(path), args.config, variants, args.k, f"{i}:{Path(path).stem}")
+        questions += qs
+        for name, by_question in f.items():
+            found[name] |= by_question
+    documents = len({q.document for q in questions})
+    lines = [f"page recall@{args.k} over {len(questions)} questions in {documents} documents"]
+    lines += [f"  {sum(found[v.name].values()) / len(questions):.3f}  {v.name}" for v in variants]
+    grid_only = {name: f for name, f in found.items() if name != "configured"}
+    figure, chosen = held_out(questions, grid_only, args.folds, args.repeats)
+    configured = sum(found["configured"].values()) / len(questions)
+    lines.append(
+        f"chosen on training documents, measured on held-out ones ({args.folds} folds x {args.repeats}): "
+        f"{figure:.3f} (the configured settings: {configured:.3f})"
+    )
+    best = max(grid_only, key=lambda n: sum(grid_only[n].values()))
+    lines.append(f"chosen on every document: {best} (chosen in {chosen.count(best)} of {len(chosen)} folds)")
+    print("\n".join(lines))
+    if args.measured:
+        from interleaf.measured import write_measured
+
+        title = f"Fusion settings chosen on dev sets (page recall@{args.k})"
+        write_measured(Path(args.measured), title, "\n".join(lines), sys.argv[1:], "python benchmarks/fit_retrieval.py")
+
+
+if __name__ == "__main__":
+    main()
