@@ -154,7 +154,7 @@ def main() -> None:
         from interleaf.measured import write_measured
 
         title = f"Fusion settings chosen on dev sets (page recall@{args.k})"
-        write_measured(Path(args.measured), title, "\n".join(lines), sys.argv[1:], "python benchmarks/fit_retrieval.py")
+        write_measured(Path(args.measured), title, "\n".join(lines), sys.argv, "python benchmarks/fit_retrieval.py")
 
 
 if __name__ == "__main__":
