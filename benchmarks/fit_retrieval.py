@@ -1,11 +1,12 @@
 """Choose the fusion's numbers on dev question sets, cross-validated by document.
 
     python benchmarks/fit_retrieval.py --set WAREHOUSE=QUESTIONS.jsonl [--set ...] \
-        [--grid retrieve.page_weight=0,0.25,0.5,1 --grid retrieve.rrf_k=5,10,20,60] [--k 5] \
+        [--grid retrieve.page_weight=0,0.25,0.5,1 --grid retrieve.rrf_k=5,10,20,60] [--joint] [--k 5] \
         [--measured docs/measured/retrieval-fit.md]
 
-Each WAREHOUSE must hold the documents its QUESTIONS file asks about (ingested). Every combination
-of the grid's values is one variant of the configured settings; each question is retrieved in
+Each WAREHOUSE must hold the documents its QUESTIONS file asks about (ingested). Each option's
+values are variants of the configured settings, the other options as configured (`--joint`: every
+combination of the grids' values); each question is retrieved in
 document scope under each (stored contexts are reused) and counts as found at k when one of the
 first k quotes of its largest context is on one of its evidence pages (MMLongBench-Doc's page
 recall; the questions without evidence pages are left out). A variant's figure is the share found
@@ -117,8 +118,9 @@ def main() -> None:
         "--grid",
         action="append",
         default=[],
-        help="KEY=V1,V2,... (repeatable; JSON values); default: page_weight x rrf_k",
+        help="KEY=V1,V2,... (repeatable; JSON values); default: page_weight, rrf_k",
     )
+    parser.add_argument("--joint", action="store_true", help="every combination of the grids, chosen together")
     parser.add_argument("--config", default=None, help="the settings the variants change")
     parser.add_argument("--k", type=int, default=5, help="page recall at this many quotes")
     parser.add_argument("--folds", type=int, default=5)
@@ -128,7 +130,9 @@ def main() -> None:
     if not args.set:
         parser.error("give at least one --set WAREHOUSE=QUESTIONS.jsonl")
     grid = args.grid or ["retrieve.page_weight=0,0.25,0.5,1", "retrieve.rrf_k=5,10,20,60"]
-    variants = [Variant("configured"), *variants_of(grid)]
+    # one option at a time, the others as configured (each number's choice stands on its own), or jointly
+    choices = [variants_of(grid)] if args.joint else [variants_of([axis]) for axis in grid]
+    variants = [Variant("configured"), *(v for c in choices for v in c)]
     questions: list[Question] = []
     found: dict[str, dict[str, bool]] = {v.name: {} for v in variants}
     for i, item in enumerate(args.set):
@@ -139,16 +143,17 @@ def main() -> None:
             found[name] |= by_question
     documents = len({q.document for q in questions})
     lines = [f"page recall@{args.k} over {len(questions)} questions in {documents} documents"]
-    lines += [f"  {sum(found[v.name].values()) / len(questions):.3f}  {v.name}" for v in variants]
-    grid_only = {name: f for name, f in found.items() if name != "configured"}
-    figure, chosen = held_out(questions, grid_only, args.folds, args.repeats)
     configured = sum(found["configured"].values()) / len(questions)
-    lines.append(
-        f"chosen on training documents, measured on held-out ones ({args.folds} folds x {args.repeats}): "
-        f"{figure:.3f} (the configured settings: {configured:.3f})"
-    )
-    best = max(grid_only, key=lambda n: sum(grid_only[n].values()))
-    lines.append(f"chosen on every document: {best} (chosen in {chosen.count(best)} of {len(chosen)} folds)")
+    lines.append(f"  {configured:.3f}  the configured settings")
+    for choice in choices:
+        lines += [f"  {sum(found[v.name].values()) / len(questions):.3f}  {v.name}" for v in choice]
+        among = {v.name: found[v.name] for v in choice}
+        figure, chosen = held_out(questions, among, args.folds, args.repeats)
+        best = max(among, key=lambda n: sum(among[n].values()))
+        lines.append(
+            f"  chosen on training documents, measured on held-out ones ({args.folds} folds x {args.repeats}): "
+            f"{figure:.3f}; chosen on every document: {best} (in {chosen.count(best)} of {len(chosen)} folds)"
+        )
     print("\n".join(lines))
     if args.measured:
         from interleaf.measured import write_measured
