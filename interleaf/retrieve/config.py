@@ -62,9 +62,11 @@ class RetrieveConfig(Strict):
     scope: Literal["doc", "corpus"] = "doc"
     retrievers: list[str] | None = None  # the index's retrievers asked (default: every configured one)
     depth: int = Field(50, ge=1)  # hits kept per retriever x clause
-    # rrf_k and page_weight: chosen on MMLongBench-Doc's dev half and qa_dev by page recall@5 (`make
-    # fit-retrieval`, docs/measured/retrieval-fit.md); choosing them on some documents moves nothing on
-    # the held-out others, so they stay as first set. Cormack et al. use k = 60: lower here at every weight
+    # rrf_k and page_weight: measured on MMLongBench-Doc's dev half and qa_dev by page recall@5 (`make
+    # fit-retrieval`, docs/measured/retrieval-fit.md). rrf_k chosen on some documents does no better on
+    # the held-out others. page_weight chosen so is 0, and better held out, but without page fusion the
+    # fused list falls under BM25 alone at 10 quotes on qa_dev (test_fusion_beats_every_single_retriever):
+    # 0.5 kept until a fusion that beats both. Cormack et al. use k = 60: lower here at every weight
     rrf_k: float = Field(10.0, gt=0)
     clause_fusion: Literal["max", "sum"] = "max"  # how one retriever's clause lists combine
     page_weight: float = Field(0.5, ge=0)  # weight of the page's own rank in the fusion (0: off)
