@@ -46,6 +46,11 @@ class Question:
     pages: frozenset[int]  # 0-based evidence pages
 
 
+def _short(key: str) -> str:
+    """How a variant names its option: `page_weight`, `rerank.blend`, `minilm.weight`."""
+    return key.removeprefix("retrieve.").removeprefix("index.retrievers.")
+
+
 def variants_of(grid: Sequence[str]) -> list[Variant]:
     """`KEY=V1,V2,...` per option -> one Variant per combination, named by its values."""
     axes = []
@@ -54,10 +59,7 @@ def variants_of(grid: Sequence[str]) -> list[Variant]:
         if not key or not values:
             raise SystemExit(f"--grid {item!r}: expected KEY=V1,V2,...")
         axes.append([(key, json.loads(v)) for v in values.split(",")])
-    return [
-        Variant(" ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in combo), dict(combo))
-        for combo in itertools.product(*axes)
-    ]
+    return [Variant(" ".join(f"{_short(k)}={v}" for k, v in combo), dict(combo)) for combo in itertools.product(*axes)]
 
 
 def found_at(
@@ -118,7 +120,8 @@ def main() -> None:
         "--grid",
         action="append",
         default=[],
-        help="KEY=V1,V2,... (repeatable; JSON values); default: page_weight, rrf_k",
+        help="KEY=V1,V2,... (repeatable; JSON values; a list's item by name: index.retrievers.minilm.weight); "
+        "default: page_weight, rrf_k, the rerank blend, the dense retriever's weight",
     )
     parser.add_argument("--joint", action="store_true", help="every combination of the grids, chosen together")
     parser.add_argument("--config", default=None, help="the settings the variants change")
@@ -129,7 +132,12 @@ def main() -> None:
     args = parser.parse_args()
     if not args.set:
         parser.error("give at least one --set WAREHOUSE=QUESTIONS.jsonl")
-    grid = args.grid or ["retrieve.page_weight=0,0.25,0.5,1", "retrieve.rrf_k=5,10,20,60"]
+    grid = args.grid or [
+        "retrieve.page_weight=0,0.25,0.5,1",
+        "retrieve.rrf_k=5,10,20,60",
+        "retrieve.rerank.blend=0.25,0.5,0.75",
+        "index.retrievers.minilm.weight=0.25,0.5,0.75,1",
+    ]
     # one option at a time, the others as configured (each number's choice stands on its own), or jointly
     choices = [variants_of(grid)] if args.joint else [variants_of([axis]) for axis in grid]
     variants = [Variant("configured"), *(v for c in choices for v in c)]

@@ -108,7 +108,7 @@ class Settings(Strict):
         return self
 
 
-def _set_dotted(tree: dict[str, Any], dotted: str, value: Any, item: str) -> str:
+def set_dotted(tree: dict[str, Any], dotted: str, value: Any, item: str) -> str:
     """Put `value` at `dotted` in a raw config. A list's item (`index.retrievers`) is named by its
     `name` or its position: `index.retrievers.minilm.precision`. Returns the key with list items by
     position, as a validation error locates it."""
@@ -170,7 +170,7 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | None = 
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or "cannot be parsed"
             raise ConfigError(f"--set {item}: the value is not valid YAML ({problem})") from exc
-        given[_set_dotted(raw, key.strip(), parsed, item)] = item
+        given[set_dotted(raw, key.strip(), parsed, item)] = item
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:

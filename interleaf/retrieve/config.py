@@ -17,7 +17,9 @@ class RerankConfig(Strict):
     model: str | None = None  # id or local path of a cross-encoder / Qwen3-Reranker
     top_n: int = Field(40, ge=1)  # fused candidates the reranker sees
     batch_size: int = Field(16, ge=1)
-    # a reranker's score is blended with the fused rank, so one bad call cannot sink a strong hit
+    # a reranker's score is blended with the fused rank, so one bad call cannot sink a strong hit.
+    # 0.5: chosen by `make fit-retrieval` on MMLongBench-Doc's dev half and qa_dev (page recall@5,
+    # held-out folds by document: docs/measured/retrieval-fit.md)
     blend: float = Field(0.5, ge=0, le=1)
     device: str = "cpu"  # where a model reranker runs: cpu, cuda, cuda:1, mps
 

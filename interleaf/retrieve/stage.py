@@ -309,7 +309,9 @@ class RetrieveStage:
                 snapshot.save(wh, key, index)
             return index
 
-        held = canonical_json(given.upstream)
+        # the index as this configuration weights and asks its retrievers (not in the upstream
+        # fingerprints: an eval variant that weights a retriever otherwise would get the held one)
+        held = canonical_json({"upstream": given.upstream, "index": self.index_config.model_dump()})
         index = self.indexes.get(held, build)
         if index.ready():
             return index
