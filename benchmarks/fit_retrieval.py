@@ -121,7 +121,7 @@ def main() -> None:
         action="append",
         default=[],
         help="KEY=V1,V2,... (repeatable; JSON values; a list's item by name: index.retrievers.minilm.weight); "
-        "default: page_weight, rrf_k, the rerank blend, the dense retriever's weight",
+        "default: page_weight, rrf_k, the rerank blend, the dense retriever's weight, the keywords clause's weight",
     )
     parser.add_argument("--joint", action="store_true", help="every combination of the grids, chosen together")
     parser.add_argument("--config", default=None, help="the settings the variants change")
@@ -137,6 +137,7 @@ def main() -> None:
         "retrieve.rrf_k=5,10,20,60",
         "retrieve.rerank.blend=0.25,0.5,0.75",
         "index.retrievers.minilm.weight=0.25,0.5,0.75,1",
+        "expand.weights.keywords=0,0.25,0.5,1",
     ]
     # one option at a time, the others as configured (each number's choice stands on its own), or jointly
     choices = [variants_of(grid)] if args.joint else [variants_of([axis]) for axis in grid]
