@@ -65,34 +65,35 @@ class RetrieveConfig(Strict):
     retrievers: list[str] | None = None  # the index's retrievers asked (default: every configured one)
     depth: int = Field(50, ge=1)  # hits kept per retriever x clause
     # rrf_k and page_weight: measured on MMLongBench-Doc's dev half and qa_dev by page recall@5 (`make
-    # fit-retrieval`, docs/measured/retrieval-fit.md). rrf_k chosen on some documents does no better on
-    # the held-out others. page_weight chosen so is 0, and better held out, but without page fusion the
-    # fused list falls under BM25 alone at 10 quotes on qa_dev (test_fusion_beats_every_single_retriever):
-    # 0.5 kept until a fusion that beats both. Cormack et al. use k = 60: lower here at every weight
+    # fit-retrieval`, docs/measured/retrieval-fit.md). rrf_k 10 is chosen on every fold of documents
+    # (Cormack et al. use k = 60: lower here at every weight). page_weight 0 and 0.5 tie there; 0.5
+    # keeps a page's other quotes beside its strong hit, which qa_dev's quote recall@10 needs (without
+    # it the fusion falls under BM25 alone: test_fusion_beats_every_single_retriever)
     rrf_k: float = Field(10.0, gt=0)
     clause_fusion: Literal["max", "sum"] = "max"  # how one retriever's clause lists combine
     page_weight: float = Field(0.5, ge=0)  # weight of the page's own rank in the fusion (0: off)
-    # The four options below were measured on qa_dev_long (corpus scope, docs/ + scale/ indexed; R@5 /
-    # R@10 / R@20 = 0.829 / 0.927 / 0.976 with the defaults) and on qa_dev (R@5 0.979 in both scopes).
-    # The section's own rank as one more fused list, page_weight one level up (0: off). 0.5: qa_dev_long
-    # 0.805 / 0.902 / 0.976, qa_dev unchanged: a long section's many weak hits outvote a page's strong one
+    # The four options below were measured on qa_dev_long (corpus scope, docs/ + scale/ indexed) and on
+    # qa_dev, by recall@5/10/20 (`interleaf eval --qa ... --scope corpus`); qa_dev_long is not among
+    # fit-retrieval's sets, whose questions each stay in their document.
+    # The section's own rank as one more fused list, page_weight one level up (0: off). On, a long
+    # section's many weak hits outvote a page's strong one: qa_dev_long falls, qa_dev does not move
     section_weight: float = Field(0.0, ge=0)
-    # weight of the list asked within each section a question names ("Exhibit 2.3.59-14", "IRM
-    # 2.3.59.6", a quoted title; 0: off). 0: 0.732 / 0.878 / 0.902; 1.0: 0.805 / 0.927 / 0.951; 2.0:
-    # 0.829 / 0.951 / 1.000; qa_dev unchanged at each. Above 1: where the question points outweighs
-    # the corpus-wide list; 1.5 was chosen on the first prototype, before 2.0 was seen to do as well
+    # weight of the list asked within each section a question names (a numbered exhibit or manual
+    # section, a quoted title; 0: off). qa_dev_long rises from 0 to 2 and qa_dev does not move: above
+    # 1, where the question points outweighs the corpus-wide list. 1.5 was chosen on the first
+    # prototype; 2 does as well
     reference_weight: float = Field(1.5, ge=0)
     # in document scope, the quotes of a page the question names ("page 14", "the second page") go
-    # ahead of the rest after reranking. Off: dev half page recall@5 0.834 -> 0.821, and the offline
-    # answers' held-out figures slightly better (handled right 0.254 against 0.247)
+    # ahead of the rest after reranking. Off, the dev half's page recall@5 falls while the offline
+    # answers' held-out figures rise slightly (make fit-answers): a question naming a page is answered there
     named_pages_first: bool = True
-    # a scoped list asks the question without the words its sections' headers all share: inside
-    # "Exhibit 2.3.59-14" every quote carries them, and the shortest quotes would win on them alone.
-    # Off: qa_dev_long 0.780 / 0.927 / 0.951; qa_dev unchanged
+    # a scoped list asks the question without the words its sections' headers all share: inside a
+    # named section every quote carries them, and the shortest quotes would win on them alone. Off:
+    # qa_dev_long falls, qa_dev does not move
     scoped_query: bool = True
-    # "Table 2-2" / "Figure 3" in a question: one more list, asked among the quotes captioned so. On:
-    # qa_dev R@5 0.979 -> 0.957 (doc) and 0.936 (corpus), the named table crowding out the text the
-    # question also asks for; qa_dev_long unchanged. Off
+    # "Table 2-2" / "Figure 3" in a question: one more list, asked among the quotes captioned so. On,
+    # qa_dev's recall@5 falls in both scopes, the named table crowding out the text the question also
+    # asks for; qa_dev_long does not move. Off
     item_references: bool = False
     # context size -> [images, texts]; MMDocRAG §4.8: 15 = 5 + 10, 20 = 8 + 12
     # (a budget with no quota here gets 8 : 12 scaled)
