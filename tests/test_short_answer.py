@@ -32,3 +32,18 @@ def test_split_short_answer(raw: str, body: str, short: str | None) -> None:
 def test_an_abstention_is_not_answerable_whatever_the_line_said() -> None:
     assert abstained_short(False, "42") == NOT_ANSWERABLE
     assert abstained_short(True, "42") == "42"
+
+
+def test_an_address_printed_twice_is_as_near_as_its_nearer_place() -> None:
+    """Of two websites, the one printed nearest the name the question requires, wherever else it is
+    printed: NSW's address stands first beside ACT's name, then again right after NSW's (read at
+    its first place only, ACT's address was nearer NSW's name)."""
+    from interleaf.generate.short_answer import _nearest_address
+
+    text = (
+        "Cancer Council ACT cancercouncil.com.au (see below) actcancer.org. For New South Wales, "
+        "Cancer Council NSW cancercouncil.com.au."
+    )
+    assert _nearest_address(text, "What is the website of Cancer Council NSW?", ["Cancer Council NSW"]) == (
+        "cancercouncil.com.au"
+    )

@@ -178,8 +178,9 @@ def _nearest_address(text: str, question: str, names: list[str]) -> str | None:
     if not where:
         asked = set(content_words(question))
         where = [m.start() for m in _TOKEN.finditer(text) if set(content_words(m.group(0))) & asked]
-    starts = {a: text.find(a) for a in wanted}
-    return min(wanted, key=lambda a: min((abs(starts[a] - w) for w in where), default=0))
+    # an address printed twice is as near as its nearer place
+    starts = {a: [m.start() for m in re.finditer(re.escape(a), text)] or [len(text)] for a in wanted}
+    return min(wanted, key=lambda a: min((abs(s - w) for s in starts[a] for w in where), default=0))
 
 
 _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,]\d)")

@@ -36,12 +36,12 @@ def must_include(sample: Sample) -> list[str]:
     answer = sample.answer.strip()
     if sample.answer_format == "List" or (answer.startswith("[") and answer.endswith("]")):
         try:
-            items = ast.literal_eval(sample.answer)
+            items = ast.literal_eval(answer)
         except (ValueError, SyntaxError):
-            items = [sample.answer]
+            items = [answer]
         items = items if isinstance(items, list) else [items]
         return [str(i).strip() for i in items if str(i).strip()]
-    return [sample.answer.strip()] if sample.answer.strip() else []
+    return [answer] if answer else []
 
 
 def question_row(index: int, sample: Sample) -> dict[str, Any]:
