@@ -158,10 +158,13 @@ def main() -> None:
         lines += [f"  {sum(found[v.name].values()) / len(questions):.3f}  {v.name}" for v in choice]
         among = {v.name: found[v.name] for v in choice}
         figure, chosen = held_out(questions, among, args.folds, args.repeats)
-        best = max(among, key=lambda n: sum(among[n].values()))
+        top = max(sum(found_by.values()) for found_by in among.values())
+        tied = [n for n in among if sum(among[n].values()) == top]  # ties: the first in grid order chosen
+        best = tied[0]
         lines.append(
             f"  chosen on training documents, measured on held-out ones ({args.folds} folds x {args.repeats}): "
             f"{figure:.3f}; chosen on every document: {best} (in {chosen.count(best)} of {len(chosen)} folds)"
+            + (f", tied with {', '.join(tied[1:])}" if len(tied) > 1 else "")
         )
     print("\n".join(lines))
     if args.measured:
