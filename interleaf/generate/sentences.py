@@ -210,13 +210,18 @@ WEB_ADDRESS = re.compile(
 )
 
 
-def addresses_in(text: str, question: str) -> list[str]:
-    """The web or email addresses of `text` of the kind the question asks (an email address where it
-    names one, else a web one), but those it gives itself."""
+def address_matches(text: str, question: str) -> list[re.Match[str]]:
+    """Where `text` prints web or email addresses of the kind the question asks (an email address
+    where it names one, else a web one), but those it gives itself."""
     email = re.search(r"\be-?mail", question, re.I) is not None
     asked = question.casefold()
-    found = (m.group(0) for m in WEB_ADDRESS.finditer(text))
-    return [a for a in found if ("@" in a) == email and a.casefold() not in asked]
+    found = WEB_ADDRESS.finditer(text)
+    return [m for m in found if ("@" in m.group(0)) == email and m.group(0).casefold() not in asked]
+
+
+def addresses_in(text: str, question: str) -> list[str]:
+    """The addresses `address_matches` finds, as printed."""
+    return [m.group(0) for m in address_matches(text, question)]
 
 
 def quantities_in(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Protocol
 from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_units import LABEL, Unit
-from interleaf.generate.sentences import MONTH_DATE, addresses_in, content_words, numbers_in
+from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
 from interleaf.generate.table_cells import Difference, asked_columns, label_columns, without_remark
 
 NOT_ANSWERABLE = "Not answerable"
@@ -170,17 +170,18 @@ def _nearest_address(text: str, question: str, names: list[str]) -> str | None:
     """Of the text's addresses of the kind asked, the one nearest a name the question requires
     (else a word of it): a list of "Cancer Council ACT actcancer.org Cancer Council NSW
     cancercouncil.com.au" gives NSW's for "Cancer Council NSW"."""
-    wanted = addresses_in(text, question)
-    if len(wanted) < 2:
-        return next(iter(wanted), None)
+    # each address with every place it is printed: one printed twice is as near as its nearer place
+    starts: dict[str, list[int]] = {}
+    for m in address_matches(text, question):
+        starts.setdefault(m.group(0), []).append(m.start())
+    if len(starts) < 2:
+        return next(iter(starts), None)
     folded = text.casefold()
     where = [m.end() for n in names for m in re.finditer(re.escape(n.casefold()), folded)]
     if not where:
         asked = set(content_words(question))
         where = [m.start() for m in _TOKEN.finditer(text) if set(content_words(m.group(0))) & asked]
-    # an address printed twice is as near as its nearer place
-    starts = {a: [m.start() for m in re.finditer(re.escape(a), text)] or [len(text)] for a in wanted}
-    return min(wanted, key=lambda a: min((abs(s - w) for s in starts[a] for w in where), default=0))
+    return min(starts, key=lambda a: min((abs(s - w) for s in starts[a] for w in where), default=0))
 
 
 _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,]\d)")
