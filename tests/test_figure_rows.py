@@ -1,0 +1,62 @@
+"""A figure's label-and-values lines read as table rows (interleaf/generate/figure_rows.py), on
+real pages of MMLongBench-Doc's dev half as the describe stage reads them (text layer), and the
+offline composer answering from such a row."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from interleaf.describe.reading import ReadingSettings, page_texts, read_quote
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.figure_rows import figure_rows
+from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.pdf.render import render_bgr
+from interleaf.pdf.words import words_in_box
+from tests.conftest import CORPUS
+
+DEV = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs"
+# a bar chart with its values printed: "Bad Good" over "Rep/Lean Rep 82 15"
+CHINA = ("PG_20.07.30_U.S.-Views-China_final.pdf", 10, (315.1, 131.2, 549.7, 412.6))
+
+
+def _figure_text(pdf: str, idx: int, box: tuple[float, float, float, float]) -> str:
+    with pymupdf.open(DEV / pdf) as doc:
+        pages = page_texts(doc, {}, {idx}, None, {idx})
+        inside = words_in_box(list(pages[idx].words), box)
+        quote = {"kind": "figure", "bbox": list(box)}
+        got = read_quote(quote, inside, pages[idx], lambda: render_bgr(doc[idx], 72), None, ReadingSettings("t"))  # type: ignore[arg-type]
+    return got["table_md"] or got["ocr_text"]
+
+
+def test_a_charts_printed_values_are_rows_under_its_column_labels() -> None:
+    rows = figure_rows(_figure_text(*CHINA))
+    by_label = {r.cells[0]: r for r in rows}
+    assert set(by_label) >= {"Total", "Rep/Lean Rep", "Dem/Lean Dem", "Ages 18-29", "30-49"}, [r.cells for r in rows]
+    assert by_label["Rep/Lean Rep"].cells == ("Rep/Lean Rep", "82", "15")
+    assert by_label["Rep/Lean Rep"].header == ("", "Bad", "Good")
+    assert not any("Source" in r.cells[0] or "Note" in r.cells[0] for r in rows)  # notes end in words
+
+
+def test_a_line_charts_bare_data_labels_are_no_rows() -> None:
+    """Lines of data labels with no row label ("63 60 61 61 59 58 59") say nothing a row can."""
+    text = _figure_text("PP_2020.08.06_COVID-19-Restrictions_FINAL-1.pdf", 18, (313.3, 215.7, 539.0, 323.7))
+    assert "63 60 61" in text
+    assert figure_rows(text) == []
+
+
+def test_two_rows_printed_side_by_side_are_two_rows() -> None:
+    """A 10-K's store counts, two states to a printed line ("Missouri 17 Total Domestic store count 978")."""
+    rows = figure_rows(_figure_text("BESTBUY_2023_10K.pdf", 18, (9.3, 71.1, 601.8, 712.5)).replace("|", " "))
+    cells = {r.cells for r in rows}
+    assert {("Missouri", "17"), ("Total Domestic store count", "978"), ("Alabama", "11"), ("Nebraska", "5")} <= cells
+
+
+def test_the_offline_composer_answers_from_a_charts_row() -> None:
+    text = _figure_text(*CHINA)
+    quote = ContextQuote("q1", "image", 1, "d", CHINA[0], CHINA[1], "figure", text, None, ocr_text=text)
+    question = "What percentage of Rep/Lean Rep say China has done a good job dealing with the coronavirus outbreak?"
+    (answer,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", question, (quote,))], lambda p: b"")
+    assert answer.error is None
+    assert answer.short_answer == "15", answer.markdown
+    assert "15" in answer.markdown and "82" not in answer.markdown, answer.markdown
