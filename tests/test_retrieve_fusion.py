@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
 from interleaf.retrieve.lexical import LexicalReranker
+from tests.conftest import IngestedWarehouse, view_tables
 from tests.tiny_models import build_cross_encoder
 
 
@@ -141,3 +142,30 @@ def test_a_variant_sets_an_item_of_a_list_of_the_configuration() -> None:
         return RetrieveStage(s.retrieve, s.index, s.expand).config()
 
     assert config(changed) != config(settings)
+
+
+def test_two_stages_sharing_a_holder_each_search_with_their_own_weights(corpus_warehouse: IngestedWarehouse) -> None:
+    """Eval's variants and the server share one held index; the retrievers' weights are in no
+    upstream fingerprint, so the held index is keyed by the index configuration too: a variant that
+    weights the dense retriever otherwise gets an index with its weight, and the first stage, asked
+    again, its own (on the code keyed by the upstream fingerprints alone, both got the first's)."""
+    from interleaf.config import Settings
+    from interleaf.evaluate.ablation import Variant
+    from interleaf.retrieve.loaded_index import IndexHolder
+    from interleaf.retrieve.stage import QUESTION_SIDE, RetrieveStage
+    from interleaf.stage import StageInput
+
+    settings = Settings()
+    changed = Variant("dense 0.75", {"index.retrievers.minilm.weight": 0.75}).apply(settings)
+    holder = IndexHolder()
+    first = RetrieveStage(settings.retrieve, settings.index, settings.expand, indexes=holder)
+    second = RetrieveStage(changed.retrieve, changed.index, changed.expand, indexes=holder)
+    names = [n for n in first.inputs if n not in QUESTION_SIDE]
+    tables = dict(zip(names, view_tables(corpus_warehouse.root, *names), strict=True))
+    upstream = {name: "the same corpus" for name in first.upstream if name not in QUESTION_SIDE}
+    given = StageInput(unit="qset", tables=tables, root=corpus_warehouse.root, upstream=upstream)
+
+    assert first.load_index(given).weights["minilm"] == settings.index.retrievers[1].weight != 0.75
+    assert second.load_index(given).weights["minilm"] == 0.75
+    assert first.load_index(given).weights["minilm"] == settings.index.retrievers[1].weight
+    assert holder.loads == 3  # one index held at a time: each switch loads the other
