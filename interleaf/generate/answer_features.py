@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,6 +73,8 @@ FEATURES = (
     "times_off_page",  # the share of the part's years and dates no context quote of its page holds
     "anchor_never_printed",  # the part names something, or a year, the documents asked about never print (doc scope)
     "off_named_page",  # the question names pages ("the chart on page 14") and its quote is on none of them
+    "page_quotes",  # the share of the context's quotes on its page: a page retrieved many times over
+    "page_rank",  # 1 / (1 + the retriever's best rank of a quote on its page)
 )
 
 _WANTS_QUANTITY = re.compile(
@@ -124,6 +127,14 @@ def candidate_features(
     best = max((s.score for s in scored), default=0.0) or 1.0
     order = {id(s): r for r, s in enumerate(sorted(scored, key=lambda s: -s.score))}
     rank = {q.quote_id: i for i, q in enumerate(quotes)}
+    # where the retrievers agree on a page (many of its quotes retrieved, one of them high), the answer
+    # is more often there than its own quote's rank says. Tried and dropped (held out, worse): each
+    # quote counted by the share of the question's words it holds; the page's rank by log or square root
+    pages = [(q.doc_id, q.page_idx) for q in quotes]
+    page_quotes = Counter(pages)
+    page_first: dict[tuple[str, int], int] = {}
+    for i, page in enumerate(pages):
+        page_first.setdefault(page, i)
     quantity = wants_quantity(question) or part.want in ("number", "money")
     date = part.want == "date"
     address = part.want == "address"
@@ -179,6 +190,8 @@ def candidate_features(
             "times_off_page": times_off_page,
             "anchor_never_printed": never_printed,
             "off_named_page": float(bool(named_pages) and (u.quote.doc_id, u.quote.page_idx) not in named_pages),
+            "page_quotes": page_quotes[(u.quote.doc_id, u.quote.page_idx)] / max(len(quotes), 1),
+            "page_rank": 1.0 / (1 + page_first.get((u.quote.doc_id, u.quote.page_idx), len(quotes))),
         }
         rows[i] = [values[name] for name in FEATURES]
     return rows

@@ -125,7 +125,7 @@ def units_of(quote: ContextQuote) -> list[Unit]:
             texts += [(row.as_text(), "row", row, "") for row in rows]
         texts += [(s, "sentence", None, "") for s in _description_sentences(quote)]
         # a chart's or an image table's label-and-values lines, where no Markdown table was read: on
-        # the dev half (committed ranker) strict accuracy 20.6 -> 21.0, answerable right 17.9 -> 18.4
+        # the dev half, with the ranker fitted before them, strict accuracy 20.6 -> 21.0, answerable right 17.9 -> 18.4
         printed = [] if rows else figure_rows(quote.ocr_text or "")
         texts += [(row.as_text(), "row", row, "") for row in printed]
         if not rows and not printed and quote.kind == "table":
