@@ -2,7 +2,7 @@
 
 A chart with its data labels, a statement page stored as an image, a table the parser took for a
 picture: their text comes back (from the text layer or OCR) one printed line at a time, a label
-followed by its values ("Rep/Lean Rep 82 15", "Basic earnings per share $ 6.31 $ 9.94 $ 6.93").
+followed by its values ("Men 54 41", "Net income per share $ 1.20 $ 0.98 $ 1.05").
 Read as rows of a table, with the column labels printed above them where those can be paired, they
 take part in everything a table's rows do: the row label stated whole, the column the question
 names, the highest and the lowest of a column. A line that is not label-and-values (a title, a
@@ -22,15 +22,15 @@ _CURRENCY = {"$", "€", "£"}
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _MIN_ROWS = 2  # fewer label-and-values lines than this do not make a table
 _BAND = re.compile(r"\d+\s?(?:[-–]\s?\d+|\+)")  # "18-29", "65+": a band of ages, sizes, incomes
-# the least share of a label's characters that are letters: "Mod/Lib" and "Ages 18-29" are labels, a
-# map's OCR debris ("# ú Union St # ú") is not (set by reading the dev half's figures, not fitted)
+# the least share of a label's characters that are letters: "Yes/No" and "Ages 18-29" are labels, a
+# map's OCR debris ("# ú Main St # ú") is not (set by reading the dev half's figures, not fitted)
 _LABEL_LETTERS = 0.5
 
 
 def _segments(line: str) -> list[tuple[str, list[str]]]:
-    """A line as runs of label words each followed by its values: "Missouri 17 Total Domestic
-    store count 978" -> [("Missouri", ["17"]), ("Total Domestic store count", ["978"])]. A currency
-    sign printed apart from its amount ("$ 6.31") goes with it."""
+    """A line as runs of label words each followed by its values: "Ohio 17 Total stores 340" ->
+    [("Ohio", ["17"]), ("Total stores", ["340"])]. A currency sign printed apart from its amount
+    ("$ 1.20") goes with it."""
     out: list[tuple[str, list[str]]] = []
     label: list[str] = []
     values: list[str] = []
@@ -64,7 +64,7 @@ def _row(label: str, values: list[str], width: int) -> tuple[str, list[str]] | N
 
 def _reads_as_label(label: str) -> bool:
     """A row's label names something: a word of two letters or more, most of its characters
-    letters (a map's street names among OCR debris, "# ú Union St # ú", are not), or an age or size
+    letters (a map's street names among OCR debris, "# ú Main St # ú", are not), or an age or size
     band ("30-49", "65+"); a run of bare numbers ("1 2 3") is no label."""
     if _BAND.fullmatch(label):
         return True
@@ -73,22 +73,23 @@ def _reads_as_label(label: str) -> bool:
     return re.search(r"[^\W\d_]{2}", named) is not None and letters >= _LABEL_LETTERS * len(named)
 
 
-def _header(line: str, width: int) -> tuple[str, ...] | None:
+def _header(line: str, segments: list[tuple[str, list[str]]], width: int) -> tuple[str, ...] | None:
     """A line's column labels for rows of `width` values (two or more): a line of exactly that
-    many words or years ("Bad Good", "2023 2022 2021"), or one naming exactly that many years and
-    no other value ("Fiscal Years Ended January 28, 2023 January 29, 2022 ..."); else None."""
+    many words or years ("Yes No", "2023 2022 2021"), or one naming exactly that many years and
+    no other value ("Years Ended March 31, 2024 March 31, 2023"); else None. `segments`: the
+    line's `_segments`."""
     if width < 2:
         return None  # one word over one column is as likely a title as a column's label
     tokens = line.split()
     if line.endswith(":"):
-        return None  # a group's label ("Other income (expense):")
-    # distinct ("Weighted- Weighted-" is one line of a header printed over several) and none in lower
-    # case ("Among self-identified Hispanics" is a phrase over the chart, not its columns)
+        return None  # a group's label ("Other items:")
+    # distinct ("Average- Average-" is one line of a header printed over several) and none in lower
+    # case ("Share who agree" is a phrase over the chart, not its columns)
     words = len(tokens) == width and len(set(tokens)) == width and not any(t[0].islower() for t in tokens)
     if words and all(_YEAR.fullmatch(t) or not _VALUE.fullmatch(t) for t in tokens):
         return ("", *tokens)
     years = _YEAR.findall(line)
-    trailing = _segments(line)[-1][1]
+    trailing = segments[-1][1]
     if len(years) == width and not any(_YEAR.fullmatch(v) is None for v in trailing[-width:]):
         return ("", *years)
     return None
@@ -108,7 +109,7 @@ def figure_rows(text: str) -> list[TableRow]:
     rows: list[TableRow] = []
     header: tuple[str, ...] = ()
     for line, segments in zip(lines, parsed, strict=True):
-        labels = _header(line, width)
+        labels = _header(line, segments, width)
         if labels is not None:
             header = labels
             continue

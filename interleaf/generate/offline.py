@@ -227,8 +227,8 @@ def _placed(
     missing name cost the dev half 2.
 
     None (the part refused) where no candidate passes and the best is a table row lacking a number
-    the part names: the row of another quantity ("the rate at 12 g" against the table's rows of 0 to
-    10 g) is no answer. Worth, on the dev sets: unanswerable questions refused, the dev half 54.7 ->
+    the part names: the row of another quantity ("the value at 12" against a table's rows for 0 to
+    10) is no answer. Worth, on the dev sets: unanswerable questions refused, the dev half 54.7 ->
     56.2%, qa_dev_answers 0.6 -> 0.8; false abstention on the dev half 3.8 -> 4.7%. Refusing a
     sentence so as well refused 28% of the dev half's answerable questions: its years and counts
     are often printed beside the sentence, not in it."""
