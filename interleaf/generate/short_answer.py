@@ -16,6 +16,7 @@ from typing import Protocol
 from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_units import LABEL, Unit
+from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
 from interleaf.generate.table_cells import Difference, asked_columns, label_columns, without_remark
 
@@ -147,7 +148,7 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
             )
             if found:
                 return found[0]
-    parallel = _value_of_year(part, unit.text)
+    parallel = value_in_order(part.text, unit.text, part.numbers) or _value_of_year(part, unit.text)
     if parallel is not None:
         return parallel
     # a date's day and year are no amount ("as of January 28, 2023"): blanked, the positions kept
