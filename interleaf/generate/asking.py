@@ -250,16 +250,26 @@ def _wh_phrase(part: str) -> tuple[int, int] | None:
     if m is None:
         return None
     end = m.end()
-    for w in re.finditer(r"\S+", part[m.end() :]):
+    words = list(re.finditer(r"\S+", part[m.end() :]))
+    for i, w in enumerate(words):
         token = w.group(0).strip(",?;:()").casefold()
         if token in _VERBS or token in _PREPOSITIONS or not token or (end == m.end() and token in _COMPARATIVES):
             break
-        if end > m.end() and len(token) > 4 and token.endswith("ed"):
-            break  # "the four stages [depicted]": a participle after the noun ends the phrase
+        if end > m.end() and len(token) > 4 and token.endswith("ed") and not _noun_follows(words, i):
+            break  # "the four stages [depicted] in": a participle after the noun ends the phrase
         end = m.end() + w.start() + len(w.group(0).rstrip(",?;:"))
         if w.group(0).endswith((",", "?", ";", ":")) or w.start() > 60:
             break
     return (m.end(), end) if end > m.end() else None
+
+
+def _noun_follows(words: list[re.Match[str]], i: int) -> bool:
+    """The word after the i-th goes on the noun phrase: "[diluted] earnings", "[weighted] average" (an
+    adjective in -ed), not "[depicted] in the figure" or a last word (a participle)."""
+    if i + 1 >= len(words) or words[i].group(0).endswith((",", "?", ";", ":")):
+        return False
+    after = words[i + 1].group(0).strip(",?;:()").casefold()
+    return bool(after) and after not in _VERBS and after not in _PREPOSITIONS and after not in _NOT_NAMES
 
 
 def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]], question: str) -> Part:

@@ -222,7 +222,7 @@ def _placed(
     a number or a numbered label the question names ("(7 negatives)" against a row of 127+128;
     "Stage I" against a sentence on "Stage III"), or it holds none of the part's names and is not
     about its words. A name merely missing does not count: the required names include a document's
-    own subject, unwritten in its rows ("Best Buy" in its 10-K), and capitalised common words.
+    own subject, unwritten in its rows ("Acme" in Acme's annual report), and capitalised common words.
     Worth, on the dev sets: qa_dev_answers 3 questions more, the dev half unchanged; counting any
     missing name cost the dev half 2.
 
