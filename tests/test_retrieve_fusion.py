@@ -144,7 +144,9 @@ def test_a_variant_sets_an_item_of_a_list_of_the_configuration() -> None:
     assert config(changed) != config(settings)
 
 
-def test_two_stages_sharing_a_holder_each_search_with_their_own_weights(corpus_warehouse: IngestedWarehouse) -> None:
+def test_two_stages_sharing_a_holder_each_search_with_their_own_weights(
+    corpus_warehouse: IngestedWarehouse, tmp_path: Path
+) -> None:
     """Eval's variants and the server share one held index; the retrievers' weights are in no
     upstream fingerprint, so the held index is keyed by the index configuration too: a variant that
     weights the dense retriever otherwise gets an index with its weight, and the first stage, asked
@@ -163,7 +165,9 @@ def test_two_stages_sharing_a_holder_each_search_with_their_own_weights(corpus_w
     names = [n for n in first.inputs if n not in QUESTION_SIDE]
     tables = dict(zip(names, view_tables(corpus_warehouse.root, *names), strict=True))
     upstream = {name: "the same corpus" for name in first.upstream if name not in QUESTION_SIDE}
-    given = StageInput(unit="qset", tables=tables, root=corpus_warehouse.root, upstream=upstream)
+    # the snapshots these made-up upstreams store go to a folder of the test's own, not to the
+    # session's warehouse, which other tests expect to hold the ingest's one snapshot
+    given = StageInput(unit="qset", tables=tables, root=tmp_path, upstream=upstream)
 
     assert first.load_index(given).weights["minilm"] == settings.index.retrievers[1].weight != 0.75
     assert second.load_index(given).weights["minilm"] == 0.75
