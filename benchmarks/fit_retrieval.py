@@ -121,7 +121,8 @@ def main() -> None:
         action="append",
         default=[],
         help="KEY=V1,V2,... (repeatable; JSON values; a list's item by name: index.retrievers.minilm.weight); "
-        "default: page_weight, rrf_k, the rerank blend, the dense retriever's weight, the keywords clause's weight",
+        "default: page_weight, rrf_k, the rerank blend, the dense retriever's weight, the keywords clause's weight, "
+        "the pages' turns",
     )
     parser.add_argument("--joint", action="store_true", help="every combination of the grids, chosen together")
     parser.add_argument("--config", default=None, help="the settings the variants change")
@@ -138,6 +139,7 @@ def main() -> None:
         "retrieve.rerank.blend=0.25,0.5,0.75",
         "index.retrievers.minilm.weight=0.25,0.5,0.75,1",
         "expand.weights.keywords=0,0.25,0.5,1",
+        "retrieve.pages_take_turns=0,10,20",
     ]
     # one option at a time, the others as configured (each number's choice stands on its own), or jointly
     choices = [variants_of(grid)] if args.joint else [variants_of([axis]) for axis in grid]
@@ -152,10 +154,20 @@ def main() -> None:
             found[name] |= by_question
     documents = len({q.document for q in questions})
     lines = [f"page recall@{args.k} over {len(questions)} questions in {documents} documents"]
+    sets = sorted({q.key.rpartition(":")[0] for q in questions})
+
+    def per_set(name: str) -> str:
+        """Each set's own figure: a set whose questions are few can move little in the total."""
+        figures = []
+        for tag in sets:
+            keys = [q.key for q in questions if q.key.rpartition(":")[0] == tag]
+            figures.append(f"{tag} {sum(found[name][k] for k in keys) / len(keys):.3f}")
+        return f"  ({', '.join(figures)})" if len(sets) > 1 else ""
+
     configured = sum(found["configured"].values()) / len(questions)
-    lines.append(f"  {configured:.3f}  the configured settings")
+    lines.append(f"  {configured:.3f}  the configured settings{per_set('configured')}")
     for choice in choices:
-        lines += [f"  {sum(found[v.name].values()) / len(questions):.3f}  {v.name}" for v in choice]
+        lines += [f"  {sum(found[v.name].values()) / len(questions):.3f}  {v.name}{per_set(v.name)}" for v in choice]
         among = {v.name: found[v.name] for v in choice}
         figure, chosen = held_out(questions, among, args.folds, args.repeats)
         top = max(sum(found_by.values()) for found_by in among.values())

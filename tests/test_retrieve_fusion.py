@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
+from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, pages_take_turns, rrf
 from interleaf.retrieve.lexical import LexicalReranker
 from tests.conftest import IngestedWarehouse, view_tables
 from tests.tiny_models import build_cross_encoder
@@ -34,6 +34,17 @@ def test_page_fusion_lifts_the_other_quotes_of_a_page_with_several_strong_hits()
     assert fused.index("near") < fused.index("caption")  # page 9 holds three hits, page 5 one
     assert fused[:2] == ["table", "lone"]  # a page prior re-orders neighbours; it does not bury a top hit
     assert page_fusion(ranking, page_of, k=10, weight=0.0) == ranking
+
+
+def test_pages_take_turns_in_the_head_and_keep_its_quotes() -> None:
+    names = ["table", "para", "lone", "near", "caption", "tail"]
+    ranking = [(q, 1 / (10 + rank)) for rank, q in enumerate(names, start=1)]
+    page_of = {"table": 9, "para": 9, "near": 9, "lone": 2, "caption": 5, "tail": 9}
+    turned = pages_take_turns(ranking, page_of, head=5)
+    # each page's first quote, in rank order, then page 9's second and third; past the head, as it was
+    assert [q for q, _ in turned] == ["table", "lone", "caption", "para", "near", "tail"]
+    assert set(turned[:5]) == set(ranking[:5])  # the head's quotes, scores kept: only their order moves
+    assert pages_take_turns(ranking, page_of, head=0) == ranking
 
 
 def test_quota_caps_each_modality_and_spills_when_one_runs_short() -> None:

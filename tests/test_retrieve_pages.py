@@ -108,6 +108,17 @@ def test_a_named_page_is_searched_first(corpus_warehouse: IngestedWarehouse) -> 
     assert {(a["scope"], a["kind"]) for a in asked} == {("doc", "scope:last page")}, asked
 
 
+def test_pages_take_turns_in_a_real_ranking(corpus_warehouse: IngestedWarehouse) -> None:
+    # the guide's page on chemotherapy's side effects holds most of the question's words in several
+    # paragraphs, which fill the head of the context; with the turns, other pages come between them
+    root, question = corpus_warehouse.root, "What are the side effects of chemotherapy?"
+    plain = _context_pages(root, question, "--doc", DOC)
+    turned = _context_pages(root, question, "--doc", DOC, "--set", "retrieve.pages_take_turns=20")
+    assert len(set(plain[:5])) < 5, plain
+    assert turned[0] == plain[0] and len(set(turned[:5])) == 5, turned
+    assert plain.count(plain[0]) > 1 and turned.count(plain[0]) > 1  # the top page's others stay, later
+
+
 def test_a_question_naming_a_page_is_answered_from_it(corpus_warehouse: IngestedWarehouse) -> None:
     # the fitted ranker weighs a candidate off the pages the question may mean (the file's 20th, the
     # page printed 20: the file's 22nd) down (answer_features "off_named_page"); without the page,

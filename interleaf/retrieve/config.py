@@ -87,6 +87,12 @@ class RetrieveConfig(Strict):
     # ahead of the rest after reranking. Off, the dev half's page recall@5 falls while the offline
     # answers' held-out figures rise slightly (make fit-answers): a question naming a page is answered there
     named_pages_first: bool = True
+    # the ranking's first N quotes reordered so that pages take turns (fusion.pages_take_turns): each
+    # page's second quote after every page's first. `make fit-retrieval` chooses 20 by page recall@5
+    # (docs/measured/retrieval-fit.md), but the offline answers fall with it (`make fit-answers`'
+    # held-out figure): the composer answers from the neighbouring quotes of the top page, which the
+    # turns push out of its context. Off; a model generator reading a short context may want it. 0: off
+    pages_take_turns: int = Field(0, ge=0)
     # a scoped list asks the question without the words its sections' headers all share: inside a
     # named section every quote carries them, and the shortest quotes would win on them alone. Off:
     # qa_dev_long falls, qa_dev does not move

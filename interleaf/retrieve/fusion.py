@@ -60,6 +60,28 @@ def page_fusion(
     return sorted(fused, key=lambda kv: (-kv[1], kv[0]))
 
 
+def pages_take_turns(
+    ranking: list[tuple[str, float]], page_of: Mapping[str, Hashable], head: int
+) -> list[tuple[str, float]]:
+    """The ranking's first `head` quotes reordered so that pages take turns: each page's n-th quote
+    among them comes after every page's (n-1)-th, each turn in rank order; the rest keeps its order.
+
+    Result diversification (Carbonell & Goldstein's maximal marginal relevance, with "same page" as
+    the redundancy): a page's second paragraph adds less than another page's first, and a question
+    whose evidence page is ranked second among pages loses it from a short context when the first
+    page holds several of the top quotes. The head's set is unchanged, only its order: the long
+    contexts keep a page's neighbouring quotes while the short ones cover more pages. 0: off."""
+    if head <= 0:
+        return ranking
+    turn: dict[Hashable, int] = defaultdict(int)
+    keyed = []
+    for i, (quote_id, score) in enumerate(ranking[:head]):
+        page = page_of[quote_id]
+        keyed.append((turn[page], i, (quote_id, score)))
+        turn[page] += 1
+    return [item for _, _, item in sorted(keyed)] + ranking[head:]
+
+
 def apply_quota(
     ranked: list[tuple[str, float]], modality: dict[str, str], budget: int, quota: tuple[int, int] | None
 ) -> list[tuple[str, float]]:

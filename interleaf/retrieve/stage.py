@@ -27,7 +27,7 @@ from interleaf.index.registry import retriever_class
 from interleaf.prompts import load_prompt
 from interleaf.retrieve import snapshot
 from interleaf.retrieve.config import RetrieveConfig
-from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, rrf
+from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, pages_take_turns, rrf
 from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
 from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex, load_index, rows_of_retrievers
 from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
@@ -152,6 +152,7 @@ def retrieve(
     for r, named in zip(results, on_pages, strict=True):
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
+        r.ranking = pages_take_turns(r.ranking, index.page_of, config.pages_take_turns)
         if config.named_pages_first and named:
             r.ranking = named_pages_first(index, r.ranking, np.logical_or.reduce([m for _, m in named]))
         if image_filter is not None:  # V-RAG's LMM filter: image quotes judged "no" leave before the quotas
