@@ -42,6 +42,7 @@ from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.table_cells import difference, label_chars_stated
+from interleaf.structure.pages import float_on_named_page
 
 # An abstention says why from the findings of the best-ranked candidates, this many (the reason's
 # wording only; which candidate answers is the ranker's).
@@ -107,6 +108,9 @@ class OfflineGenerator:
         if not units:
             why = "no quote was retrieved"
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
+        missing_float = _float_missing(request)
+        if missing_float:
+            return Composed(abstention(request.question, missing_float), False, missing_float, NOT_ANSWERABLE)
         ranker = fitted_ranker()
         defined = defined_abbreviations(q.text for q in request.quotes)
         answers: list[PartAnswer] = []
@@ -133,6 +137,17 @@ class OfflineGenerator:
         figures = {(by_id[qid].doc_id, fold(label)): by_id[qid] for qid, label in labels.items()}
         markdown = write(answers, units, relevance, figures, self.config.max_words)
         return Composed(markdown, True, short_answer=offline_short_answer(request.question, answers, units))
+
+
+def _float_missing(request: AnswerRequest) -> str | None:
+    """Why the question cannot be answered where it points, when it asks about a table (a figure) on
+    a page it names and the parser found none of that kind there (nor on the page printed with that
+    number): "the table at page 17" of a page that holds a figure. The question's premise fails; an
+    answer from the page's other quotes, or from another page, would answer a question not asked."""
+    asked = float_on_named_page(request.question)
+    if not asked or not request.named_pages or asked[0] in request.named_page_floats:
+        return None
+    return f"{asked[1]} holds no {asked[0]}"
 
 
 def request_units(request: AnswerRequest) -> list[Unit]:

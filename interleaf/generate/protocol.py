@@ -56,6 +56,8 @@ class AnswerRequest:
     # the pages of those documents the question names ("the chart on page 14"), as (doc_id, page_idx):
     # its answer is sought there; empty when it names none, and in corpus scope
     named_pages: frozenset[tuple[str, int]] = frozenset()
+    # the kinds of float ("figure", "table") the parser found on those pages
+    named_page_floats: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

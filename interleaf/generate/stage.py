@@ -21,7 +21,7 @@ from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuo
 from interleaf.generate.sentences import strip_marks
 from interleaf.kinds import modality_of
 from interleaf.stage import StageInput, StageOutput
-from interleaf.structure.pages import named_pages, page_numbering, page_references
+from interleaf.structure.pages import floats_on_pages, named_pages, page_numbering, page_references
 from interleaf.vlm.openai_chat import ModelServerError
 from warehouse import schemas
 
@@ -102,7 +102,8 @@ def build_requests(
         scope = (q["doc_ids"] or ()) if doc_scope else ()
         in_scope = "\n".join(texts[d] for d in scope) if scope else None
         pages = named_pages(q["question"], {d: numbering[d] for d in scope if d in numbering})
-        requests.append(AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages))
+        floats = floats_on_pages(quotes, pages)
+        requests.append(AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages, floats))
     return requests
 
 

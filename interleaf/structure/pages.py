@@ -35,6 +35,11 @@ _COVER = re.compile(
     r"\b(?:on|in|of|at|from)\s+((?:the|its|this|their)\s+(?:(front|back)\s+)?cover)\b(?!\s*(?:page|slide|letter))",
     re.I,
 )
+# what a question says is printed on a page: a table, or a figure by any of its names
+_FLOAT_NOUN = (
+    r"(?P<noun>tables?(?!\s+of\s+contents)|figures?|charts?|diagrams?|graphs?|plots?|images?|pictures?|photos?|photographs?|maps?"
+    r"|illustrations?|infographics?)"
+)
 # a printed page number: "9", "Page 9", "- 9 -" (a running head or foot with a bare number)
 _PRINTED = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\W*$", re.I)
 
@@ -151,3 +156,27 @@ def named_pages(question: str, numbering: dict[str, PageNumbering]) -> frozenset
         for d, n in numbering.items()
         for p in pages_named(reference, set(n.pages), n.printed)
     )
+
+
+def float_on_named_page(question: str) -> tuple[str, str] | None:
+    """("table" or "figure", the page's words) where the question speaks of a float on a page it
+    names: "the diagram on page 10", "the table at page 17", "the images on the cover", "page 5's
+    chart"; None otherwise. A chart, a map, a photo are figures to the parser; a table is a table."""
+    for reference in page_references(question):
+        page = re.escape(reference.text)
+        before = rf"\b{_FLOAT_NOUN}\s+(?:[\w-]+\s+){{0,2}}?(?:on|at|in|of|from)\s+(?:the\s+)?{page}"
+        after = rf"{page}(?:['’]s)?\s+{_FLOAT_NOUN}\b"
+        m = re.search(before, question, re.I) or re.search(after, question, re.I)
+        if m:
+            return ("table" if m.group("noun").casefold().startswith("table") else "figure"), reference.text
+    return None
+
+
+def floats_on_pages(quotes: pa.Table, pages: frozenset[tuple[str, int]]) -> frozenset[str]:
+    """The kinds of float ("figure", "table") the parser found on these (doc_id, page_idx) pages."""
+    if not pages:
+        return frozenset()
+    kinds = quotes.select(["doc_id", "page_idx", "kind"]).filter(
+        pc.is_in(quotes["kind"], pa.array(["figure", "table"]))
+    )
+    return frozenset(r["kind"] for r in kinds.to_pylist() if (r["doc_id"], r["page_idx"]) in pages)
