@@ -100,6 +100,7 @@ class _Read:
     figures it labels."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         self.numbers = set(numbers_in(text))
         self.words = set(tokens(text))
         self.floats = {
@@ -121,6 +122,24 @@ class _Read:
             return (kind, number) in self.floats or (kind, re.split(r"[-–]", number)[0]) in self.floats
         words = tokens(anchor.text)
         return all(w in self.words for w in words) or "".join(words) in self.words
+
+    def prints_month(self, month: str, year: str) -> bool:
+        """The text dates something in that month of that year: "May 2018", "May 3, 2018", "April
+        25-May 1, 2018", "Jan. 2018", "05/2018", "2018-05"."""
+        number = _MONTHS.index(month[:3].casefold()) + 1
+        day = r"\d{1,2}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{1,2})?,?\s+"  # "3, ", "1-15 "
+        words = rf"\b{month[:3]}[a-z]*\.?\s*(?:{day}|of\s+|[-/]\s*)?{year}\b"
+        digits = rf"\b0?{number}[/.-](?:\d{{1,2}}[/.-])?{year}\b|\b{year}[/.-]0?{number}\b"
+        return re.search(f"{words}|{digits}", self.text, re.I) is not None
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# a month of a year the question names ("revised in May 2018"), without a day
+_MONTH_YEAR = re.compile(
+    r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+(?:of\s+)?((?:19|20)\d\d)\b",
+    re.I,
+)
 
 
 def _placing(part: Part) -> list[Anchor]:
@@ -247,9 +266,13 @@ class Relevance:
         self.held_anywhere = {a: any(holds(a, t) for t in texts.values()) for a in anchors}
         # a document in another script than Latin is not read for them: the question's names may be translated
         self.in_documents: dict[Anchor, bool] = {}
+        self._months_unprinted: list[str] = []
         if documents_text is not None and _latin(documents_text[:_SCRIPT_SAMPLE]):
             read = _read(documents_text)
             self.in_documents = {a: read.prints(a) for p in self.parts for a in _placing(p)}
+            # a month of a year is printed as one date: the year alone, printed for another month, is not it
+            dated = (m for p in self.parts for m in _MONTH_YEAR.finditer(p.text))
+            self._months_unprinted = [m.group(0) for m in dated if not read.prints_month(m.group(1), m.group(2))]
         pages: dict[tuple[str, int], list[str]] = {}
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])
@@ -300,9 +323,12 @@ class Relevance:
 
     def never_printed(self, part: Part) -> list[str]:
         """The part's required anchors and its years and dates that the documents asked about never
-        print (none when their text is not known: corpus scope). A question about 2022 put to a
-        report on 2018, or about a product the manual does not cover, is not answered by it."""
-        return [a.text for a in _placing(part) if not self.in_documents.get(a, True)]
+        print, and the months of a year it names that they date nothing in (none when their text is
+        not known: corpus scope). A question about 2022 put to a report on 2018, or about a product
+        the manual does not cover, is not answered by it."""
+        months = [m for m in self._months_unprinted if m in part.text]
+        missing = [a.text for a in _placing(part) if not self.in_documents.get(a, True)]
+        return [t for t in missing if not any(t in m for m in months)] + months
 
     def reason(self, part: Part, findings: Sequence[Finding]) -> str:
         """Why no evidence answers the part, for `abstain_reason` and the abstention sentence."""
