@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from interleaf.evidence import fold
 from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
+from interleaf.generate.months import MONTH_YEAR, dates_in
 from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import MONTH_DATE, addresses_in, content_words, numbers_in
@@ -122,24 +123,6 @@ class _Read:
             return (kind, number) in self.floats or (kind, re.split(r"[-–]", number)[0]) in self.floats
         words = tokens(anchor.text)
         return all(w in self.words for w in words) or "".join(words) in self.words
-
-    def prints_month(self, month: str, year: str) -> bool:
-        """The text dates something in that month of that year: "May 2018", "May 3, 2018", "April
-        25-May 1, 2018", "Jan. 2018", "05/2018", "2018-05"."""
-        number = _MONTHS.index(month[:3].casefold()) + 1
-        day = r"\d{1,2}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{1,2})?,?\s+"  # "3, ", "1-15 "
-        words = rf"\b{month[:3]}[a-z]*\.?\s*(?:{day}|of\s+|[-/]\s*)?{year}\b"
-        digits = rf"\b0?{number}[/.-](?:\d{{1,2}}[/.-])?{year}\b|\b{year}[/.-]0?{number}\b"
-        return re.search(f"{words}|{digits}", self.text, re.I) is not None
-
-
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# a month of a year the question names ("revised in May 2018"), without a day
-_MONTH_YEAR = re.compile(
-    r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+(?:of\s+)?((?:19|20)\d\d)\b",
-    re.I,
-)
 
 
 def _placing(part: Part) -> list[Anchor]:
@@ -271,8 +254,8 @@ class Relevance:
             read = _read(documents_text)
             self.in_documents = {a: read.prints(a) for p in self.parts for a in _placing(p)}
             # a month of a year is printed as one date: the year alone, printed for another month, is not it
-            dated = (m for p in self.parts for m in _MONTH_YEAR.finditer(p.text))
-            self._months_unprinted = [m.group(0) for m in dated if not read.prints_month(m.group(1), m.group(2))]
+            named = (m for p in self.parts for m in MONTH_YEAR.finditer(p.text))
+            self._months_unprinted = [m.group(0) for m in named if not dates_in(read.text, m.group(1), m.group(2))]
         pages: dict[tuple[str, int], list[str]] = {}
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])

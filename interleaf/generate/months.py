@@ -1,0 +1,28 @@
+"""A month of a year: named in a question ("revised in May 2018"), dated in a document.
+
+A question about a month and year is about that month: the year printed for another month ("May
+2016"), or the month of another year, does not answer it. A document dates a month in many forms,
+all of which count: "May 2018", "May 3, 2018", "April 25-May 1, 2018", "Jan. 2018", "05/2018",
+"2018-05".
+"""
+
+from __future__ import annotations
+
+import re
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# a month of a year without a day; group 1 the month, group 2 the year
+MONTH_YEAR = re.compile(
+    r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+(?:of\s+)?((?:19|20)\d\d)\b",
+    re.I,
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{1,2})?,?\s+"  # "3, ", "1-15 "
+
+
+def dates_in(text: str, month: str, year: str) -> bool:
+    """The text dates something in that month (its name, or its first three letters) of that year."""
+    number = _MONTHS.index(month[:3].casefold()) + 1
+    words = rf"\b{month[:3]}[a-z]*\.?\s*(?:{_DAY}|of\s+|[-/]\s*)?{year}\b"
+    digits = rf"\b0?{number}[/.-](?:\d{{1,2}}[/.-])?{year}\b|\b{year}[/.-]0?{number}\b"
+    return re.search(f"{words}|{digits}", text, re.I) is not None
