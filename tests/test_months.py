@@ -1,0 +1,49 @@
+"""A month of a year the question names (interleaf/generate/months.py): a document that dates nothing
+in that month does not answer it, though it prints the year for other months. On a plan of the dev
+half of MMLongBench-Doc, read from its text layer: "Revised May 2016", deadlines "By December 31,
+2018", "By June 30, 2018"."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.months import MONTH_YEAR, dates_in
+from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from tests.conftest import CORPUS
+
+PLAN = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs" / "e79deb02a0c0e87511080836c5d4347b.pdf"
+
+
+def _pages() -> list[str]:
+    with pymupdf.open(PLAN) as doc:
+        return [" ".join(page.get_text().split()) for page in doc]
+
+
+def test_the_months_a_document_dates() -> None:
+    text = " ".join(_pages())
+    assert dates_in(text, "May", "2016") and dates_in(text, "Dec", "2018") and dates_in(text, "june", "2018")
+    assert "2018" in text and not dates_in(text, "May", "2018")
+    # the forms a date takes, each dating its month
+    assert dates_in("conducted April 25-May 1, 2018", "May", "2018")
+    assert dates_in("filed 05/2017", "May", "2017") and dates_in("as of 2015-03-24", "March", "2015")
+    assert not dates_in("filed 05/2017", "June", "2017")
+    found = [(m.group(1), m.group(2)) for m in MONTH_YEAR.finditer("revised in Sept. 2019, not in may of 2020")]
+    assert found == [("Sept", "2019"), ("may", "2020")]
+
+
+def test_a_month_the_document_dates_nothing_in_is_said_missing() -> None:
+    pages = _pages()
+    cover = ContextQuote("q1", "text", 1, "d", PLAN.name, 1, "text", pages[1], None)
+    generator = OfflineGenerator(OfflineConfig())
+
+    def answer(question: str) -> tuple[bool, str]:
+        request = AnswerRequest("q", question, (cover,), documents_text="\n".join(pages))
+        (out,) = generator.generate([request], lambda p: b"")
+        return out.answerable, out.abstain_reason or ""
+
+    refused, reason = answer("Who produced the document that was revised on May 2018?")
+    assert not refused and "May 2018" in reason, reason
+    # the month it was revised in: not refused for the date (whatever the composer makes of the rest)
+    assert "May 2016" not in answer("Who produced the document that was revised on May 2016?")[1]
