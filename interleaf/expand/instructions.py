@@ -22,6 +22,10 @@ _INSTRUCTION = re.compile(
     r"|^for\s+(?:example|instance)\b",  # an example of the answer's form: "For example: 1883 Dec.7"
     re.I,
 )
+# an example of the answer's form: quoted, bracketed, or the word after "e.g."; a sentence that is one
+_EXAMPLE = re.compile(r"\[[^\]]*\]|[\"“'‘][^\"”'’]*[\"”'’]|\be\.g\.,?\s*[^\s,;]+", re.I)
+_FOR_EXAMPLE = re.compile(r"^\s*for\s+(?:example|instance)\b", re.I)
+_YEAR = re.compile(r"(?<![\w.])(?:1[5-9]|20)\d\d(?![\w.]\d)")
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 _QUOTED = re.compile(r"[\"“'‘][^\"”'’]*[\"”'’]")
 # ... and says the answer is a number: "in int format", "a rounded integer", "in million", "to three decimal"
@@ -47,6 +51,19 @@ def without_instructions(question: str) -> str:
     """The question without the instructions after its first sentence."""
     kept = _statements(question)
     return " ".join(kept[:1] + [s for s in kept[1:] if not is_instruction(s)]) if kept else question
+
+
+def instructions(question: str) -> list[str]:
+    """The question's format instructions: its sentences after the first that say how to write the answer."""
+    return [s for s in _statements(question)[1:] if is_instruction(s)]
+
+
+def told_years(question: str) -> list[str]:
+    """The years an instruction gives outside its examples (quoted, bracketed): "Please write the
+    answer as a list, e.g., ["9%","8%"], in the survey of July 18-September 30, 2013" still dates
+    what is asked."""
+    told = " ".join(_EXAMPLE.sub(" ", s) for s in instructions(question) if not _FOR_EXAMPLE.match(s))
+    return _YEAR.findall(told)
 
 
 def instructs_number(question: str) -> bool:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from interleaf.evidence import fold
+from interleaf.expand.instructions import told_years
 from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
 from interleaf.generate.months import MONTH_YEAR, dates_in
 from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
@@ -250,12 +251,16 @@ class Relevance:
         # a document in another script than Latin is not read for them: the question's names may be translated
         self.in_documents: dict[Anchor, bool] = {}
         self._months_unprinted: list[str] = []
+        self._told_unprinted: list[str] = []
         if documents_text is not None and _latin(documents_text[:_SCRIPT_SAMPLE]):
             read = _read(documents_text)
             self.in_documents = {a: read.prints(a) for p in self.parts for a in _placing(p)}
             # a month of a year is printed as one date: the year alone, printed for another month, is not it
             named = (m for p in self.parts for m in MONTH_YEAR.finditer(p.text))
             self._months_unprinted = [m.group(0) for m in named if not dates_in(read.text, m.group(1), m.group(2))]
+            # the years an instruction gives date the whole question (its parts are read without it)
+            told = dict.fromkeys(told_years(question))
+            self._told_unprinted = [y for y in told if not read.prints(Anchor(y, "time"))]
         pages: dict[tuple[str, int], list[str]] = {}
         for q in quotes:
             pages.setdefault((q.doc_id, q.page_idx), []).append(texts[q.quote_id])
@@ -307,11 +312,12 @@ class Relevance:
     def never_printed(self, part: Part) -> list[str]:
         """The part's required anchors and its years and dates that the documents asked about never
         print, and the months of a year it names that they date nothing in (none when their text is
-        not known: corpus scope). A question about 2022 put to a report on 2018, or about a product
-        the manual does not cover, is not answered by it."""
+        not known: corpus scope), and the years its instructions give. A question about 2022 put to a
+        report on 2018, or about a product the manual does not cover, is not answered by it."""
         months = [m for m in self._months_unprinted if m in part.text]
         missing = [a.text for a in _placing(part) if not self.in_documents.get(a, True)]
-        return [t for t in missing if not any(t in m for m in months)] + months
+        missing = [t for t in missing if not any(t in m for m in months)] + months
+        return missing + [y for y in self._told_unprinted if y not in missing]
 
     def reason(self, part: Part, findings: Sequence[Finding]) -> str:
         """Why no evidence answers the part, for `abstain_reason` and the abstention sentence."""
