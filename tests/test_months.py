@@ -1,16 +1,19 @@
 """A month of a year the question names (interleaf/generate/months.py): a document that dates nothing
 in that month does not answer it, though it prints the year for other months. On a plan of the dev
 half of MMLongBench-Doc, read from its text layer: "Revised May 2016", deadlines "By December 31,
-2018", "By June 30, 2018"."""
+2018", "By June 30, 2018". And a year its format instruction gives (expand/instructions.py), on a
+survey report of the same half."""
 
 from __future__ import annotations
 
 import pymupdf
 
+from interleaf.expand.instructions import told_years
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.months import MONTH_YEAR, dates_in
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.generate.relevance import Relevance
 from tests.conftest import CORPUS
 
 PLAN = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs" / "e79deb02a0c0e87511080836c5d4347b.pdf"
@@ -47,3 +50,23 @@ def test_a_month_the_document_dates_nothing_in_is_said_missing() -> None:
     assert not refused and "May 2018" in reason, reason
     # the month it was revised in: not refused for the date (whatever the composer makes of the rest)
     assert "May 2016" not in answer("Who produced the document that was revised on May 2016?")[1]
+
+
+SENIORS = PLAN.parent / "PIP_Seniors-and-Tech-Use_040314.pdf"
+
+
+def test_a_year_an_instruction_gives_dates_the_question() -> None:
+    # two of the dev half's questions, the second the first with its survey's year changed; the
+    # survey's date is in the format instruction, which the parts are read without
+    asked = (
+        "Among the Higher-income seniors, what are the percentage of them go online, has smartphone phone, and own "
+        'a tablet computer? Please write the answer in the list format and in descend order,e.g., ["9%","8%"] in '
+        "the Pew Research Center’s Internet Project July 18-September 30, {} tracking survey?"
+    )
+    assert told_years(asked.format(2013)) == ["2013"]
+    assert told_years('When was it founded? Write the year, e.g., 1999, or "Not answerable".') == []
+    with pymupdf.open(SENIORS) as doc:
+        text = "\n".join(" ".join(page.get_text().split()) for page in doc)
+    for year, refused in ((2013, False), (2022, True)):
+        relevance = Relevance(asked.format(year), (), text)
+        assert bool(relevance.never_printed(relevance.parts[0])) is refused, year
