@@ -148,7 +148,8 @@ def main() -> None:
     found: dict[str, dict[str, bool]] = {v.name: {} for v in variants}
     for i, item in enumerate(args.set):
         warehouse, _, path = item.partition("=")
-        qs, f = found_at(Path(warehouse), Path(path), args.config, variants, args.k, f"{i}:{Path(path).stem}")
+        tag = f"{i}:{Path(warehouse).name}/{Path(path).stem}"
+        qs, f = found_at(Path(warehouse), Path(path), args.config, variants, args.k, tag)
         questions += qs
         for name, by_question in f.items():
             found[name] |= by_question
@@ -161,7 +162,7 @@ def main() -> None:
         figures = []
         for tag in sets:
             keys = [q.key for q in questions if q.key.rpartition(":")[0] == tag]
-            figures.append(f"{tag} {sum(found[name][k] for k in keys) / len(keys):.3f}")
+            figures.append(f"{tag.partition(':')[2]} {sum(found[name][k] for k in keys) / len(keys):.3f}")
         return f"  ({', '.join(figures)})" if len(sets) > 1 else ""
 
     configured = sum(found["configured"].values()) / len(questions)
