@@ -61,7 +61,8 @@ def instructions(question: str) -> list[str]:
 def told_years(question: str) -> list[str]:
     """The years an instruction gives outside its examples (quoted, bracketed): "Please write the
     answer as a list, e.g., ["9%","8%"], in the survey of July 18-September 30, 2013" still dates
-    what is asked."""
+    what is asked. Worth, on the dev half: one unanswerable question refused (a survey's year
+    changed), its answerable twin not; no other question's instruction gives a year."""
     told = " ".join(_EXAMPLE.sub(" ", s) for s in instructions(question) if not _FOR_EXAMPLE.match(s))
     return _YEAR.findall(told)
 

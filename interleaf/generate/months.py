@@ -3,7 +3,8 @@
 A question about a month and year is about that month: the year printed for another month ("May
 2016"), or the month of another year, does not answer it. A document dates a month in many forms,
 all of which count: "May 2018", "May 3, 2018", "April 25-May 1, 2018", "Jan. 2018", "05/2018",
-"2018-05".
+"2018-05". Worth, on the dev half: one unanswerable question refused (a plan's revision month
+changed), none of the seven answerable ones naming a month of a year.
 """
 
 from __future__ import annotations

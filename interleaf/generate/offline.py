@@ -143,7 +143,10 @@ def _float_missing(request: AnswerRequest) -> str | None:
     """Why the question cannot be answered where it points, when it asks about a table (a figure) on
     a page it names and the parser found none of that kind there (nor on the page printed with that
     number): "the table at page 17" of a page that holds a figure. The question's premise fails; an
-    answer from the page's other quotes, or from another page, would answer a question not asked."""
+    answer from the page's other quotes, or from another page, would answer a question not asked.
+    Worth, on the dev half: one unanswerable question refused ("the diagram on page 10" of a page
+    holding a table), no answerable one; refusing a table asked of a page holding only a figure
+    would refuse one more, and the corpus guide's staging table, which the parser reads as a figure."""
     asked = float_on_named_page(request.question)
     # a table is often parsed as a figure (a coloured one, drawn in boxes): either answers for it
     accepted = {"table", "figure"} if asked and asked[0] == "table" else {"figure"}
