@@ -2,7 +2,7 @@
 in that month does not answer it, though it prints the year for other months. On a plan of the dev
 half of MMLongBench-Doc, read from its text layer: "Revised May 2016", deadlines "By December 31,
 2018", "By June 30, 2018". And a year its format instruction gives (expand/instructions.py), on a
-survey report of the same half."""
+survey report of the same half; and the span of days a "when" is answered with."""
 
 from __future__ import annotations
 
@@ -70,3 +70,18 @@ def test_a_year_an_instruction_gives_dates_the_question() -> None:
     for year, refused in ((2013, False), (2022, True)):
         relevance = Relevance(asked.format(year), (), text)
         assert bool(relevance.never_printed(relevance.parts[0])) is refused, year
+
+
+COVID = PLAN.parent / "PP_2020.08.06_COVID-19-Restrictions_FINAL-1.pdf"
+
+
+def test_a_span_of_days_is_the_date_asked() -> None:
+    # the survey's dates as the report's chart note prints them, a span across two months: neither
+    # split at "Aug." nor cut to its last day
+    with pymupdf.open(COVID) as doc:
+        (note,) = [" ".join(b[4].split()) for b in doc[3].get_text("blocks") if "Source: Survey" in b[4]]
+    quote = ContextQuote("q1", "text", 1, "d", COVID.name, 3, "text", note, None)
+    (answer,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", "When was the survey conducted?", (quote,))], lambda p: b""
+    )
+    assert answer.short_answer == "July 27-Aug. 2, 2020", answer.markdown

@@ -57,7 +57,7 @@ def split_prose(text: str) -> list[str]:
     for m in _END.finditer(text):
         before = text[start : m.start()].rsplit(" ", 1)[-1]
         after = text[m.end() : m.end() + 1]
-        word = before.rstrip(".").casefold()
+        word = re.split(r"[-–/(]", before.rstrip(".").casefold())[-1]  # "July 27-Aug.": the word is "aug"
         single_stop = m.group(0).startswith(".") and len(m.group(0).rstrip()) == 1
         if single_stop and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.match(word)):
             continue

@@ -134,7 +134,10 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
     return _new_words(unit.text, text)
 
 
-_DATE = re.compile(MONTH_DATE.pattern + r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b", re.I)
+# a span of days is one answer to "when": "July 27-Aug. 2, 2020", "March 7-12, 2019"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAYS = rf"\b{_MONTH}\s+\d{{1,2}}\s*[-–]\s*(?:{_MONTH}\s+)?\d{{1,2}},?\s+\d{{4}}\b"
+_DATE = re.compile(_DAYS + "|" + MONTH_DATE.pattern + r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b", re.I)
 
 
 def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
