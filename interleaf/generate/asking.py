@@ -24,6 +24,7 @@ from typing import Literal
 
 from interleaf.expand.instructions import instructs_number, is_instruction, sentences
 from interleaf.expand.rules import anchors
+from interleaf.generate.months import MONTH
 from interleaf.generate.sentences import content_words, numbers_in
 from interleaf.text.references import REFERENCE
 
@@ -131,8 +132,7 @@ _CAPITALISED = re.compile(
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
 # A day of a month ("March 31", "31st March"): a date places the question as a year does, and
 # documents write it in many ways ("31.03.2017", "31st March")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_MONTH_DAY = re.compile(rf"(?i:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH})")
+_MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH})")
 # A fiscal year written with its prefix ("FY2017", "FY 2020"): the year is what a report prints
 _FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
 # What a "what code / ID" question wants back: a token of letters and digits ("U07.1", "QCRTAUT").

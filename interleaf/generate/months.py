@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+# a month's name as documents and questions write it: "May", "Sept.", "January"
+MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # a month of a year without a day; group 1 the month, group 2 the year
 MONTH_YEAR = re.compile(

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from interleaf.generate.answer_features import wants_quantity
 from interleaf.generate.asking import Part
+from interleaf.generate.months import MONTH
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
@@ -135,8 +136,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
 
 
 # a span of days is one answer to "when": "July 27-Aug. 2, 2020", "March 7-12, 2019"
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_DAYS = rf"\b{_MONTH}\s+\d{{1,2}}\s*[-–]\s*(?:{_MONTH}\s+)?\d{{1,2}},?\s+\d{{4}}\b"
+_DAYS = rf"\b{MONTH}\s+\d{{1,2}}\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}},?\s+\d{{4}}\b"
 _DATE = re.compile(_DAYS + "|" + MONTH_DATE.pattern + r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b", re.I)
 
 

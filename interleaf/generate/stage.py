@@ -21,7 +21,7 @@ from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuo
 from interleaf.generate.sentences import strip_marks
 from interleaf.kinds import modality_of
 from interleaf.stage import StageInput, StageOutput
-from interleaf.structure.pages import floats_on_pages, named_pages, page_numbering, page_references
+from interleaf.structure.pages import floats_by_page, named_pages, page_numbering, page_references
 from interleaf.vlm.openai_chat import ModelServerError
 from warehouse import schemas
 
@@ -92,6 +92,7 @@ def build_requests(
     texts = document_texts(quotes, quote_texts, {d for q in asked for d in q["doc_ids"] or ()} if doc_scope else set())
     naming = {d for q in asked if doc_scope and page_references(q["question"]) for d in q["doc_ids"] or ()}
     numbering = page_numbering(quotes, naming)
+    on_page = floats_by_page(quotes) if naming else {}  # what the pages questions name hold
     requests = []
     for q in asked:
         ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
@@ -102,7 +103,7 @@ def build_requests(
         scope = (q["doc_ids"] or ()) if doc_scope else ()
         in_scope = "\n".join(texts[d] for d in scope) if scope else None
         pages = named_pages(q["question"], {d: numbering[d] for d in scope if d in numbering})
-        floats = floats_on_pages(quotes, pages)
+        floats = frozenset().union(*(on_page.get(p, ()) for p in pages))
         requests.append(AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages, floats))
     return requests
 

@@ -69,8 +69,8 @@ def pages_take_turns(
     Result diversification (Carbonell & Goldstein's maximal marginal relevance, with "same page" as
     the redundancy): a page's second paragraph adds less than another page's first, and a question
     whose evidence page is ranked second among pages loses it from a short context when the first
-    page holds several of the top quotes. The head's set is unchanged, only its order: the long
-    contexts keep a page's neighbouring quotes while the short ones cover more pages. 0: off."""
+    page holds several of the top quotes. The head's set is unchanged, only its order; the contexts
+    cut from it by modality quotas may take other quotes past the head. 0: off."""
     if head <= 0:
         return ranking
     turn: dict[Hashable, int] = defaultdict(int)

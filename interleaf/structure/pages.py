@@ -172,11 +172,12 @@ def float_on_named_page(question: str) -> tuple[str, str] | None:
     return None
 
 
-def floats_on_pages(quotes: pa.Table, pages: frozenset[tuple[str, int]]) -> frozenset[str]:
-    """The kinds of float ("figure", "table") the parser found on these (doc_id, page_idx) pages."""
-    if not pages:
-        return frozenset()
-    kinds = quotes.select(["doc_id", "page_idx", "kind"]).filter(
+def floats_by_page(quotes: pa.Table) -> dict[tuple[str, int], frozenset[str]]:
+    """(doc_id, page_idx) -> the kinds of float ("figure", "table") the parser found on the page."""
+    floats = quotes.select(["doc_id", "page_idx", "kind"]).filter(
         pc.is_in(quotes["kind"], pa.array(["figure", "table"]))
     )
-    return frozenset(r["kind"] for r in kinds.to_pylist() if (r["doc_id"], r["page_idx"]) in pages)
+    out: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for r in floats.to_pylist():
+        out[(r["doc_id"], r["page_idx"])].add(r["kind"])
+    return {page: frozenset(kinds) for page, kinds in out.items()}
