@@ -66,7 +66,11 @@ def compact_folder(
     folder = wh.root / table / fingerprint
     pack_folder = folder / packs.PACKS
     loose = {p.stem: p for p in folder.glob("*.parquet") if shown is None or p.stem in shown}
-    if len(loose) < max(min_loose, 1):
+    old = packs.manifest(pack_folder)
+    # A loose part the manifest names too is left by a compaction killed before its unlinks (or was
+    # written again since): the folder is compacted whatever its count, so no part stays in two places.
+    enough = max(min_loose, 1)
+    if len(loose) < enough and not loose.keys() & old.keys():
         return
     schema = schemas.schema_of(table)
     taken: dict[str, pa.Table] = {}
@@ -83,9 +87,8 @@ def compact_folder(
         if shown is None and not _finished(rows):
             continue  # a ledger row still running is rewritten by its run, or closed by the next command
         taken[name] = rows
-    if len(taken) < max(min_loose, 1):
+    if not taken or (len(taken) < enough and not taken.keys() & old.keys()):
         return
-    old = packs.manifest(pack_folder)
     live = packs.live_parts(pack_folder)
     small = [p for p in sorted(live) if (pack_folder / p).stat().st_size < packs.TARGET_BYTES // 2]
     for pack in small:
