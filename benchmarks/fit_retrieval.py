@@ -7,7 +7,9 @@
 Each WAREHOUSE must hold the documents its QUESTIONS file asks about (ingested). Each option's
 values are variants of the configured settings, the other options as configured (`--joint`: every
 combination of the grids' values); each question is retrieved in
-document scope under each (stored contexts are reused) and counts as found at k when one of the
+document scope under each (stored contexts are reused; a variant of an index setting, such as
+`index.retrievers.bm25.b`, needs the documents ingested under it first: `interleaf --set KEY=VALUE
+ingest PATH`, else it is refused) and counts as found at k when one of the
 first k quotes of its largest context is on one of its evidence pages (MMLongBench-Doc's page
 recall; the questions without evidence pages are left out). A variant's figure is the share found
 over every set's questions together.
@@ -35,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from interleaf.config import load_settings  # noqa: E402
+from interleaf.errors import InterleafError  # noqa: E402
 from interleaf.evaluate.ablation import Variant  # noqa: E402
 from interleaf.questions.stage import read_question_file  # noqa: E402
 
@@ -188,4 +191,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except InterleafError as error:  # a refusal (a variant the warehouse holds no index for): its message only
+        sys.exit(f"fit_retrieval: {error}")

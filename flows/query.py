@@ -82,6 +82,14 @@ def run_queries(
     plans = {key: answer_plan(wh, s, key[0] == FULL.name, state, **plan_options) for key, s in configured.items()}
     first = next(iter(plans.values()))
     check_ingested(wh, first)
+    for v in variants:  # a variant that changes a document stage (index settings) searches its own corpus
+        plan = plans[(v.name, scopes[0])]
+        if plan is not first and not (plan.corpus if plan.corpus is not None else corpus_units(wh, plan, state)):
+            changes = ", ".join(f"{k}={val}" for k, val in v.overrides.items())
+            raise InterleafError(
+                f"variant {v.name!r} ({changes}) changes what is ingested: no document is stored under its "
+                "fingerprints; ingest with those settings first (`interleaf --set KEY=VALUE ingest PATH...`)"
+            )
     qset = scoped_question_set(qset, catalog or DocumentCatalog.of(wh), scopes)
     ctx = RunContext(new_run_id(), "answer", str(wh.root), settings, forced_from(first, force_from))
     run = QueryRun(ctx.run_id, qset, plans, wh, configured)

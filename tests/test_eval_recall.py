@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import IngestedWarehouse, run_cli, sql_rows
+from tests.conftest import REPO, IngestedWarehouse, run_cli, sql_rows
+from tests.support.prefect_home import cli_env
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +60,20 @@ def test_eval_writes_its_traces_to_the_warehouse(ablation: dict, corpus_warehous
     # every ablation variant's scores are in the views; the traces shown are the full pipeline's
     assert rows["hits"] > 0 and rows["questions"] == 36 and rows["widest"] == 20, rows
     assert rows["variants"] == len(ablation["results"]), rows
+
+
+def test_a_variant_that_changes_the_index_is_refused_by_name(corpus_warehouse: IngestedWarehouse, corpus: Path) -> None:
+    """A fitted grid over an index setting (BM25's b) needs the documents indexed under it: refused,
+    naming the variant, instead of scoring every question as unfound over an empty index."""
+    root = corpus_warehouse.root
+    command = [sys.executable, "benchmarks/fit_retrieval.py", "--set", f"{root}={corpus / 'qa_dev.jsonl'}"]
+    done = subprocess.run(
+        [*command, "--grid", "index.retrievers.bm25.b=0.5", "--repeats", "1"],
+        cwd=REPO,
+        env=cli_env(root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode != 0
+    assert "'bm25.b=0.5' (index.retrievers.bm25.b=0.5) changes what is ingested" in done.stderr, done.stderr[-2000:]
