@@ -33,6 +33,7 @@ from interleaf.generate.answer_features import Candidates, candidate_features
 from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.config import OfflineConfig
+from interleaf.generate.item_count import count_answer
 from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, superlative
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
@@ -108,6 +109,9 @@ class OfflineGenerator:
         if not units:
             why = "no quote was retrieved"
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
+        if request.counted:  # "how many tables are in the document?": counted over it, not ranked
+            markdown, count = count_answer(request)
+            return Composed(markdown, True, short_answer=count)
         missing_float = _float_missing(request)
         if missing_float:
             return Composed(abstention(request.question, missing_float), False, missing_float, NOT_ANSWERABLE)

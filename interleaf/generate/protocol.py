@@ -58,6 +58,9 @@ class AnswerRequest:
     named_pages: frozenset[tuple[str, int]] = frozenset()
     # the kinds of float ("figure", "table") the parser found on those pages
     named_page_floats: frozenset[str] = frozenset()
+    # a question counting its document's tables (figures): ("Table 3", quote id) for each one the
+    # document numbers, those quotes in `quotes` (item_count.py); empty for any other question
+    counted: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from interleaf.expand.stage import clauses_by_question
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import GenerateConfig
+from interleaf.generate.item_count import counted_items
 from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuote, GeneratedAnswer, Generator
 from interleaf.generate.sentences import strip_marks
 from interleaf.kinds import modality_of
@@ -83,12 +84,16 @@ def build_requests(
     by_question: dict[str, list[tuple[int, str]]] = {}
     for r in picked:
         by_question.setdefault(r["question_id"], []).append((r["position"], r["quote_id"]))
-    rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked})
+    asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
+    # a count of the question's document's tables is read from all of them: their quotes join the
+    # context, cited (in either scope, so that the stored answers' contexts are rebuilt the same)
+    counts = counted_items(quotes, [(q["question_id"], q["question"], q["doc_ids"] or ()) for q in asked])
+    extra = {quote_id for items in counts.values() for _, quote_id in items}
+    rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked} | extra)
     docs = documents.select(["doc_id", "name", "title"]).to_pylist()
     names = {d["doc_id"]: d["name"] for d in docs}
     titles = {d["doc_id"]: d["title"] for d in docs}
     clause_texts = clauses_by_question(clauses)
-    asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     texts = document_texts(quotes, quote_texts, {d for q in asked for d in q["doc_ids"] or ()} if doc_scope else set())
     naming = {d for q in asked if doc_scope and page_references(q["question"]) for d in q["doc_ids"] or ()}
     numbering = page_numbering(quotes, naming)
@@ -98,13 +103,15 @@ def build_requests(
         ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
         if config.quote_order == "shuffled":  # seeded per question: the same order on every run
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
+        counted = counts.get(q["question_id"], ())
+        ids += [quote_id for quote_id in dict.fromkeys(i for _, i in counted) if quote_id not in ids]
         context = context_quotes(ids, rows, names, titles, config.image_text)
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
         scope = (q["doc_ids"] or ()) if doc_scope else ()
         in_scope = "\n".join(texts[d] for d in scope) if scope else None
         pages = named_pages(q["question"], {d: numbering[d] for d in scope if d in numbering})
         floats = frozenset().union(*(on_page.get(p, ()) for p in pages))
-        requests.append(AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages, floats))
+        requests.append(AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages, floats, counted))
     return requests
 
 

@@ -22,11 +22,13 @@ from collections.abc import Sequence
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
 from interleaf.generate.table_cells import WORKED_OUT, printed_value
-from interleaf.text.references import REFERENCE
+from interleaf.text.references import FAMILY_WORDS, REFERENCE, caption_label
 
 # The claim's words counted around a number: its clause (between punctuation that ends one).
 _CLAUSE = re.compile(r"[;:]|,\s+(?=[A-Za-z])|\s+(?:and|while|whereas|but)\s+")
 MIN_SHARED = 0.5  # of the clause's words, in the quote's sentence that states the number
+# "8 figures": a count of numbered items (item_count.py), no value any quote states
+_COUNT = re.compile(rf"\b(\d+)\s+(?:{'|'.join(w for words in FAMILY_WORDS.values() for w in words)})\b", re.I)
 
 
 def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
@@ -56,12 +58,22 @@ def stated_numbers(claim: str) -> list[str]:
     """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")
     and a difference it works out in plain sight ("15.9 (68.7 − 52.8)": the two it comes from are
     the values to check)."""
+    # "8 figures, from Figure 1 to Figure 8": the count in plain sight as the last label it names
+    counts = [m for m in _COUNT.finditer(claim) if _names_last(claim, m)]
+    for m in reversed(counts):
+        claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
     for m in WORKED_OUT.finditer(claim):  # "a difference of 15.9 (68.7 − 52.8)"
         result, first, second = (printed_value(g) for g in m.groups())
         if abs(first - second) == result:
             claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     return numbers_in(claim)
+
+
+def _names_last(claim: str, count: re.Match[str]) -> bool:
+    """The claim names the item numbered as the count ("Figure 8" beside "8 figures")."""
+    label = caption_label(f"{count.group(0).split()[1]} {count.group(1)}")
+    return label is not None and label.mentions().search(claim, count.end()) is not None
 
 
 def numbers_unheld(claim: str, quotes: Sequence[ContextQuote]) -> list[str]:

@@ -1,0 +1,142 @@
+"""Questions that count a document's numbered tables or figures: "How many tables are included in
+the document?", "How many figures does the paper have?".
+
+The count is read from the whole document, not from the retrieved context: each label a caption
+opens with ("Table 3", "Figure 5") is one item, counted once however many quotes repeat it. Only a
+count over the whole document is answered here; one over a part of it ("in the Appendix", a word
+that opens one of its headings) or one with a condition ("... that show a map") goes to the ranked
+answer. A document that labels no item of the kind asked leaves the question to it too: its tables
+may be there, unnumbered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from interleaf.expand.instructions import without_instructions
+from interleaf.generate.citations import image_alt
+from interleaf.generate.protocol import AnswerRequest
+from interleaf.structure.references import label_line
+from interleaf.text.references import FAMILY_WORDS, NUMBER, Family, Label, caption_label
+
+# the plural that asks for every item of a family (a "pie chart" or a "photo" is a kind of figure
+# no caption label says)
+_COUNTED: dict[str, Family] = {"figures": "figure", "tables": "table"}
+_WORD = "|".join(_COUNTED)
+_SCOPE = r"(?:(?:in|within)\s+(?:the|this)\s+(?:(?:whole|entire)\s+)?(?P<scope>[\w-]+)\s*)"
+_TOTAL = r"(?:(?:in\s+total|in\s+all|altogether)\s*)?"
+_VERB = r"(?:(?:included|contained|shown|presented|given|printed|used|appear|appearing)\s+)"
+COUNTING = (
+    # "how many tables are (there) (included) in the document (in total)?"
+    re.compile(
+        rf"^\s*how\s+many\s+(?P<word>{_WORD})\s+(?:(?:are|were)(?:\s+there)?\s*)?{_VERB}?{_SCOPE}?{_TOTAL}[?.]?\s*$",
+        re.I,
+    ),
+    # "how many figures does the paper have?"
+    re.compile(
+        rf"^\s*how\s+many\s+(?P<word>{_WORD})\s+(?:does|do)\s+(?:the|this)\s+(?P<scope>[\w-]+)\s+"
+        rf"(?:have|contain|include)\s*{_TOTAL}[?.]?\s*$",
+        re.I,
+    ),
+)
+# a caption's label as a line opens with it: "Table 7: ...", "Figure 8. ...", "Fig. 2 — ..." (never
+# "Table 3 shows ...", a sentence about the table): a caption the parser kept as a paragraph
+_CAPTION_LINE = re.compile(
+    rf"^\s*(?:{'|'.join(w for ws in FAMILY_WORDS.values() for w in ws)})\.?\s*{NUMBER}\s*[:.\-–—|]", re.I
+)
+# Heading kinds whose first word, when the question's scope word, makes the scope a part of the document
+_HEADED = frozenset({"title", "header"})
+# The items cited in the answer: the rest are counted and named, not placed
+SHOWN = 6
+
+
+@dataclass(frozen=True)
+class CountAsked:
+    family: Family
+    scope: str | None  # the word after "in the", None when the question names no scope
+
+
+def count_asked(question: str) -> CountAsked | None:
+    """The family a question counts over its whole document, or None."""
+    asked = without_instructions(question)
+    for pattern in COUNTING:
+        m = pattern.match(asked)
+        if m:
+            return CountAsked(_COUNTED[m.group("word").lower()], m.group("scope"))
+    return None
+
+
+def numbered_items(rows: Iterable[Mapping[str, Any]], asked: CountAsked) -> list[tuple[Label, str]] | None:
+    """(label, quote id) of each item of the family the document numbers, in document order (the
+    first quote whose caption, or whose first line, opens with the label); None where the scope word
+    opens one of the document's headings (a part of it is asked about, not the whole)."""
+    items: dict[Label, str] = {}
+    scope = re.compile(rf"^(?:[\dA-Z][\d.]*\s+)?{re.escape(asked.scope)}\b", re.I) if asked.scope else None
+    for r in sorted(rows, key=lambda r: (r["page_idx"], r["layout_idx"])):
+        text = (r["text"] or "").strip()
+        if scope is not None and r["kind"] in _HEADED and scope.match(text):
+            return None
+        first = text.split("\n", 1)[0]
+        line = label_line(r["kind"], r["caption"], r["text"])
+        label = caption_label(line if line is not None else first if _CAPTION_LINE.match(first) else None)
+        if label is not None and label.family == asked.family:
+            items.setdefault(label, r["quote_id"])
+    return list(items.items())
+
+
+def label_text(label: Label) -> str:
+    """ "Table 3", "Figure IV" (a roman number as printed, capitals)."""
+    number = label.number.upper() if re.fullmatch(r"[ivxlc]+", label.number) else label.number
+    return f"{label.family.capitalize()} {number}"
+
+
+Counted = tuple[tuple[str, str], ...]  # ("Table 3", quote id), in document order
+
+
+def counted_items(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[str]]]) -> dict[str, Counted]:
+    """question_id -> ("Table 3", quote id) for each item the document numbers, for each question of
+    (question_id, question, doc_ids) that counts a family of items over one whole document."""
+    counting = {qid: (a, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (a := count_asked(text))}
+    if not counting:
+        return {}
+    doc_ids = sorted({doc for _, doc in counting.values()})
+    cols = ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption"]
+    own = quotes.select(cols).filter(pc.is_in(quotes.column("doc_id"), value_set=pa.array(doc_ids, pa.string())))
+    by_doc: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
+    for r in own.to_pylist():
+        by_doc[r["doc_id"]].append(r)
+    out = {}
+    for qid, (a, doc) in counting.items():
+        items = numbered_items(by_doc[doc], a)
+        if items:
+            out[qid] = tuple((label_text(label), quote_id) for label, quote_id in items)
+    return out
+
+
+def count_answer(request: AnswerRequest) -> tuple[str, str]:
+    """The answer to a counting question (`request.counted` set) and its short answer, the count:
+    "The document numbers 3 tables: Table 1 (page 12), Table 2 (page 15) and Table 3 (page 17).",
+    each item cited (a table or figure placed after the sentence); past `SHOWN` items, the first
+    and the last."""
+    by_id = {q.quote_id: q for q in request.quotes}
+    items = [(label, by_id[quote_id]) for label, quote_id in request.counted]
+    family = items[0][0].split()[0].lower()
+    noun = family if len(items) == 1 else f"{family}s"
+    named = items if len(items) <= SHOWN else [items[0], items[-1]]
+    cited = [f"{label} (page {q.page_idx + 1}){f' [{q.number}]' if q.modality == 'text' else ''}" for label, q in named]
+    if len(items) > SHOWN:
+        listed = f", from {cited[0]} to {cited[1]}"
+    elif len(cited) == 1:
+        listed = f": {cited[0]}"
+    else:
+        listed = f": {', '.join(cited[:-1])} and {cited[-1]}"
+    placed = "".join(
+        f" ![{image_alt(q)}](image{q.number})" for q in dict.fromkeys(q for _, q in named if q.modality == "image")
+    )
+    return f"The document numbers {len(items)} {noun}{listed}.{placed}", str(len(items))

@@ -1,0 +1,60 @@
+"""A question counting its document's tables or figures (interleaf/generate/item_count.py) is
+answered from every caption of the document, not from the retrieved context: on the DPR and MAVIS
+papers of the corpus, through `ask`, against the labels their text layers print."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pymupdf
+import pytest
+
+from interleaf.generate.item_count import CountAsked, count_asked
+from tests.conftest import CORPUS, IngestedWarehouse, run_cli
+
+
+def printed_labels(name: str, word: str) -> set[str]:
+    """The numbers of the captions the PDF's text layer prints: a line opening "Table 3:" / "Table 3."."""
+    with pymupdf.open(CORPUS / "docs" / name) as doc:
+        lines = [line for page in doc for line in page.get_text().split("\n")]
+    return {m.group(1) for line in lines if (m := re.match(rf"^\s*{word}\s+(\d+)\s*[:.]", line))}
+
+
+def test_the_forms_of_a_count_over_the_whole_document() -> None:
+    assert count_asked("how many tables are included in the document?") == CountAsked("table", "document")
+    assert count_asked("How many figures does the paper have?") == CountAsked("figure", "paper")
+    assert count_asked("How many tables are there? Answer with an integer.") == CountAsked("table", None)
+    # a condition, a kind of figure no caption label names, or a part of the document: ranked instead
+    assert count_asked('How many tables include "F1" as a metric?') is None
+    assert count_asked("How many pie charts are there in the paper?") is None
+    assert count_asked("How many figures are there in the Appendix in the paper?") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "question", "word"),
+    [
+        ("dpr-emnlp2020.pdf", "How many tables are in the paper?", "Table"),
+        ("mavis-aaai2026.pdf", "How many tables are there in the paper?", "Table"),
+        ("mavis-aaai2026.pdf", "How many figures does the paper have?", "Figure"),
+    ],
+)
+def test_a_count_of_the_documents_tables_is_every_caption_it_prints(
+    corpus_warehouse: IngestedWarehouse, name: str, question: str, word: str
+) -> None:
+    printed = printed_labels(name, word)
+    assert len(printed) >= 2
+    shown = json.loads(run_cli(corpus_warehouse.root, "ask", question, "--doc", name, "--json").stdout)
+    assert shown["short_answer"] == str(len(printed)), shown
+    assert f"numbers {len(printed)} {word.lower()}s" in shown["answer"], shown["answer"]
+    last = max(printed, key=int)
+    assert f"{word} {last} (page" in shown["answer"]  # the items are named, the last one cited
+    assert any(s["kind"] in ("table", "figure") for s in shown["sources"]), shown["sources"]
+    # the count is in plain sight as the last label: no value the citation check finds unheld
+    assert all(s["supported"] for s in shown["sentences"]), shown["sentences"]
+
+
+def test_a_count_with_a_condition_is_not_the_documents_total(corpus_warehouse: IngestedWarehouse) -> None:
+    question = "How many tables report results on Natural Questions?"
+    shown = json.loads(run_cli(corpus_warehouse.root, "ask", question, "--doc", "dpr-emnlp2020.pdf", "--json").stdout)
+    assert "The document numbers" not in shown["answer"], shown["answer"]
