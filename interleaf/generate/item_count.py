@@ -74,7 +74,7 @@ def count_asked(question: str) -> CountAsked | None:
 
 def numbered_items(rows: Iterable[Mapping[str, Any]], asked: CountAsked) -> list[tuple[Label, str]] | None:
     """(label, quote id) of each item of the family the document numbers, in document order (the
-    first quote whose caption, or whose first line, opens with the label); None where the scope word
+    first quote whose caption, or a line of it, opens with the label); None where the scope word
     opens one of the document's headings (a part of it is asked about, not the whole)."""
     items: dict[Label, str] = {}
     scope = re.compile(rf"^(?:[\dA-Z][\d.]*\s+)?{re.escape(asked.scope)}\b", re.I) if asked.scope else None
@@ -82,11 +82,13 @@ def numbered_items(rows: Iterable[Mapping[str, Any]], asked: CountAsked) -> list
         text = (r["text"] or "").strip()
         if scope is not None and r["kind"] in _HEADED and scope.match(text):
             return None
-        first = text.split("\n", 1)[0]
         line = label_line(r["kind"], r["caption"], r["text"])
-        label = caption_label(line if line is not None else first if _CAPTION_LINE.match(first) else None)
-        if label is not None and label.family == asked.family:
-            items.setdefault(label, r["quote_id"])
+        # and a caption the parser ran into a paragraph: a line of it opening "Figure 2: ..."
+        lines = [line] if line is not None else []
+        lines += [t for t in text.split("\n") if _CAPTION_LINE.match(t)]
+        for label in (caption_label(t) for t in lines):
+            if label is not None and label.family == asked.family:
+                items.setdefault(label, r["quote_id"])
     return list(items.items())
 
 

@@ -71,9 +71,14 @@ def stated_numbers(claim: str) -> list[str]:
 
 
 def _names_last(claim: str, count: re.Match[str]) -> bool:
-    """The claim names the item numbered as the count ("Figure 8" beside "8 figures")."""
+    """The claim lists the items counted after the count ("4 tables: Table 2-1, ..., Table 3-2"), or
+    names the item numbered as the count ("8 figures, from Figure 1 to Figure 8")."""
     label = caption_label(f"{count.group(0).split()[1]} {count.group(1)}")
-    return label is not None and label.mentions().search(claim, count.end()) is not None
+    if label is None:
+        return False
+    named = {caption_label(m.group(0)) for m in REFERENCE.finditer(claim, count.end())}
+    listed = {n for n in named if n is not None and n.family == label.family}
+    return len(listed) == int(count.group(1)) or label.mentions().search(claim, count.end()) is not None
 
 
 def numbers_unheld(claim: str, quotes: Sequence[ContextQuote]) -> list[str]:
