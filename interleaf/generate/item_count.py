@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from interleaf.expand.instructions import without_instructions
 from interleaf.generate.citations import image_alt
 from interleaf.generate.protocol import AnswerRequest
+from interleaf.kinds import modality_of
 from interleaf.structure.references import label_line
 from interleaf.text.references import FAMILY_WORDS, NUMBER, Family, Label, caption_label
 
@@ -46,10 +47,9 @@ COUNTING = (
     ),
 )
 # a caption's label as a line opens with it: "Table 7: ...", "Figure 8. ...", "Fig. 2 — ..." (never
-# "Table 3 shows ...", a sentence about the table): a caption the parser kept as a paragraph
-_CAPTION_LINE = re.compile(
-    rf"^\s*(?:{'|'.join(w for ws in FAMILY_WORDS.values() for w in ws)})\.?\s*{NUMBER}\s*[:.\-–—|]", re.I
-)
+# "Table 3 shows ...", a sentence about the table, nor "Tables 8-9 show ...": a caption is one item)
+_FLOAT_WORD = "|".join(w for words in FAMILY_WORDS.values() for w in words)
+_CAPTION_LINE = re.compile(rf"^\s*(?P<word>{_FLOAT_WORD})\.?\s*{NUMBER}(?![0-9A-Za-z]|[.\-–][0-9])\s*[:.\-–—|]", re.I)
 # Heading kinds whose first word, when the question's scope word, makes the scope a part of the document
 _HEADED = frozenset({"title", "header"})
 # The items cited in the answer: the rest are counted and named, not placed
@@ -83,13 +83,20 @@ def numbered_items(rows: Iterable[Mapping[str, Any]], asked: CountAsked) -> list
         if scope is not None and r["kind"] in _HEADED and scope.match(text):
             return None
         line = label_line(r["kind"], r["caption"], r["text"])
-        # and a caption the parser ran into a paragraph: a line of it opening "Figure 2: ..."
         lines = [line] if line is not None else []
-        lines += [t for t in text.split("\n") if _CAPTION_LINE.match(t)]
+        # a caption the parser ran into a paragraph ("Figure 2: ..."), or into a float's region: there,
+        # only of the float's own family (a figure showing another paper's "Table 2: ..." holds no table)
+        own = modality_of(r["kind"]) == "text" or r["kind"] == asked.family
+        lines += [t for t in text.split("\n") if own and _caption_line(t)]
         for label in (caption_label(t) for t in lines):
             if label is not None and label.family == asked.family:
                 items.setdefault(label, r["quote_id"])
     return list(items.items())
+
+
+def _caption_line(line: str) -> bool:
+    m = _CAPTION_LINE.match(line)
+    return m is not None and not m.group("word").lower().endswith("s")  # "Tables 2: ..." lists, never captions
 
 
 def label_text(label: Label) -> str:
