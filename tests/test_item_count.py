@@ -10,8 +10,8 @@ import re
 import pymupdf
 import pytest
 
-from interleaf.generate.item_count import CountAsked, count_asked
-from tests.conftest import CORPUS, IngestedWarehouse, run_cli
+from interleaf.generate.item_count import CountAsked, count_asked, numbered_items
+from tests.conftest import CORPUS, IngestedWarehouse, run_cli, sql_rows
 
 
 def printed_labels(name: str, word: str) -> set[str]:
@@ -30,6 +30,21 @@ def test_the_forms_of_a_count_over_the_whole_document() -> None:
     assert count_asked('How many tables include "F1" as a metric?') is None
     assert count_asked("How many pie charts are there in the paper?") is None
     assert count_asked("How many figures are there in the Appendix in the paper?") is None
+
+
+def test_a_count_over_a_part_of_the_document_is_left_to_the_ranked_answer(corpus_warehouse: IngestedWarehouse) -> None:
+    """The DPR paper's stored quotes: counted whole, its seven tables; asked of a part (a part word,
+    or the first word of one of its headings), no count of the whole document."""
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "SELECT q.quote_id, q.page_idx, q.layout_idx, q.kind, q.text, q.caption FROM quotes q "
+        "JOIN documents d USING (doc_id) WHERE d.name = 'dpr-emnlp2020.pdf'",
+    )
+    whole = numbered_items(rows, CountAsked("table", "paper"))
+    assert whole is not None and len(whole) == len(printed_labels("dpr-emnlp2020.pdf", "Table"))
+    assert any(r["kind"] == "title" and r["text"].split()[-1] == "Introduction" for r in rows)
+    assert numbered_items(rows, CountAsked("table", "appendix")) is None
+    assert numbered_items(rows, CountAsked("table", "introduction")) is None
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from interleaf.generate.citations import image_alt
 from interleaf.generate.protocol import AnswerRequest
 from interleaf.kinds import modality_of
 from interleaf.structure.references import label_line
-from interleaf.text.references import FAMILY_WORDS, NUMBER, Family, Label, caption_label
+from interleaf.text.references import FAMILY_WORDS, NUMBER, PART_WORDS, Family, Label, caption_label
 
 # the plural that asks for every item of a family (a "pie chart" or a "photo" is a kind of figure
 # no caption label says)
@@ -50,6 +50,8 @@ COUNTING = (
 # "Table 3 shows ...", a sentence about the table, nor "Tables 8-9 show ...": a caption is one item)
 _FLOAT_WORD = "|".join(w for words in FAMILY_WORDS.values() for w in words)
 _CAPTION_LINE = re.compile(rf"^\s*(?P<word>{_FLOAT_WORD})\.?\s*{NUMBER}(?![0-9A-Za-z]|[.\-–][0-9])\s*[:.\-–—|]", re.I)
+# a numbered part of a document ("in the appendix", "in the chapter"): a part, whether or not a heading names it
+_PART = re.compile(rf"^(?:{'|'.join(PART_WORDS)})$", re.I)
 # Heading kinds whose first word, when the question's scope word, makes the scope a part of the document
 _HEADED = frozenset({"title", "header"})
 # The items cited in the answer: the rest are counted and named, not placed
@@ -75,8 +77,11 @@ def count_asked(question: str) -> CountAsked | None:
 def numbered_items(rows: Iterable[Mapping[str, Any]], asked: CountAsked) -> list[tuple[Label, str]] | None:
     """(label, quote id) of each item of the family the document numbers, in document order (the
     first quote whose caption, or a line of it, opens with the label); None where the scope word
-    opens one of the document's headings (a part of it is asked about, not the whole)."""
+    names a part of the document ("appendix", "section") or opens one of its headings (a part of it
+    is asked about, not the whole)."""
     items: dict[Label, str] = {}
+    if asked.scope and _PART.match(asked.scope):
+        return None
     scope = re.compile(rf"^(?:[\dA-Z][\d.]*\s+)?{re.escape(asked.scope)}\b", re.I) if asked.scope else None
     for r in sorted(rows, key=lambda r: (r["page_idx"], r["layout_idx"])):
         text = (r["text"] or "").strip()
@@ -100,7 +105,7 @@ def _caption_line(line: str) -> bool:
 
 
 def label_text(label: Label) -> str:
-    """ "Table 3", "Figure IV" (a roman number as printed, capitals)."""
+    """The label as a reader writes it: "Table 3", "Figure IV" (a roman number in capitals)."""
     number = label.number.upper() if re.fullmatch(r"[ivxlc]+", label.number) else label.number
     return f"{label.family.capitalize()} {number}"
 
