@@ -28,7 +28,10 @@ from interleaf.text.references import FAMILY_WORDS, REFERENCE, caption_label
 _CLAUSE = re.compile(r"[;:]|,\s+(?=[A-Za-z])|\s+(?:and|while|whereas|but)\s+")
 MIN_SHARED = 0.5  # of the clause's words, in the quote's sentence that states the number
 # "8 figures": a count of numbered items (item_count.py), no value any quote states
-_COUNT = re.compile(rf"\b(\d+)\s+(?:{'|'.join(w for words in FAMILY_WORDS.values() for w in words)})\b", re.I)
+# (tables and figures only: "1,000 examples" is no count of numbered items)
+_COUNT = re.compile(
+    rf"(?<![\d.,])(\d+)\s+(?:{'|'.join(w for f in ('figure', 'table') for w in FAMILY_WORDS[f])})\b", re.I
+)
 
 
 def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
@@ -74,7 +77,7 @@ def _names_last(claim: str, count: re.Match[str]) -> bool:
     """The claim lists the items counted after the count ("4 tables: Table 2-1, ..., Table 3-2"), or
     names the item numbered as the count ("8 figures, from Figure 1 to Figure 8")."""
     label = caption_label(f"{count.group(0).split()[1]} {count.group(1)}")
-    if label is None:
+    if label is None or int(count.group(1)) < 1:
         return False
     named = {caption_label(m.group(0)) for m in REFERENCE.finditer(claim, count.end())}
     listed = {n for n in named if n is not None and n.family == label.family}
