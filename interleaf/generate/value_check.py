@@ -62,7 +62,7 @@ def stated_numbers(claim: str) -> list[str]:
     and a difference it works out in plain sight ("15.9 (68.7 − 52.8)": the two it comes from are
     the values to check)."""
     # "8 figures, from Figure 1 to Figure 8": the count in plain sight as the last label it names
-    counts = [m for m in _COUNT.finditer(claim) if _names_last(claim, m)]
+    counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)]
     for m in reversed(counts):
         claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
@@ -73,7 +73,7 @@ def stated_numbers(claim: str) -> list[str]:
     return numbers_in(claim)
 
 
-def _names_last(claim: str, count: re.Match[str]) -> bool:
+def _in_plain_sight(claim: str, count: re.Match[str]) -> bool:
     """The claim lists the items counted after the count ("4 tables: Table 2-1, ..., Table 3-2"), or
     names the item numbered as the count ("8 figures, from Figure 1 to Figure 8")."""
     label = caption_label(f"{count.group(0).split()[1]} {count.group(1)}")
