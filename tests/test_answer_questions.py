@@ -15,6 +15,7 @@ from interleaf.expand.config import ExpandConfig
 from interleaf.expand.instructions import is_instruction, sentences, without_instructions
 from interleaf.expand.rules import RulesExpander
 from interleaf.generate.answer_ranker import fitted_ranker
+from interleaf.generate.citations import check_answer
 from interleaf.generate.asking import question_parts
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
@@ -314,3 +315,37 @@ def test_the_answer_is_read_where_the_question_places_it(corpus_warehouse: Inges
     overview = _page_context(corpus_warehouse, "reliance-overview.pdf", (0, 1, 2))
     figures = answer("What revenue and net profit did Reliance Industries report for 2021-22?", overview)
     assert "7,92,756" in figures and "67,845" in figures, figures
+
+
+# Table 2 of the Step-Back paper (page 6), its TimeQA column as the parser reads it
+STEP_BACK_TIMEQA = """| Method | TimeQA | TQA Easy |
+|---|---|---|
+| PaLM-2L | 41.5% | 42.6% |
+| PaLM-2L 1-shot | 40.7% | 41.7% |
+| PaLM-2L + RAG | 57.4% | 67.8% |
+| PaLM-2L + Step-Back (ours) | 66% | 70.4% |
+| GPT-4 | 45.6% | 48.9% |"""
+
+
+def test_a_difference_of_two_percents_is_a_percent(dev_questions: list[dict]) -> None:
+    # "How much higher is ... PaLM-2L + RAG compared to PaLM-2L on TimeQA?": 57.4% − 41.5%. The
+    # difference was written "15.9", its unit dropped, where the cells and a reader both write "15.9%"
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-147")
+    context = (ContextQuote("t1", "image", 1, "d", q["doc"], 5, "table", STEP_BACK_TIMEQA, "Table 2"),)
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], context)], lambda p: b"")
+    assert "a difference of 15.9% (57.4% − 41.5%)" in a.markdown, a.markdown
+    assert score(q["answer"], a.short_answer or "", q["answer_format"]) == 1.0, a.short_answer
+    (sentence,) = check_answer(a.markdown, context, question=q["question"]).sentences
+    assert sentence.supported is True and sentence.values_backed, sentence.citations[0].reason
+
+
+def test_the_long_answer_gives_a_date_in_the_form_asked_too(dev_questions: list[dict]) -> None:
+    # "Format the date as YYYY-MM": the short answer was "2009-07" and the answer read "July 2009 [1]."
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-074")
+    context = (ContextQuote("t1", "text", 1, "d", q["doc"], 1, "text", "Final report, July 2009"),)
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], context)], lambda p: b"")
+    assert a.short_answer == "2009-07", a.markdown
+    assert "July 2009" in a.markdown and a.markdown.endswith("In the form asked: 2009-07."), a.markdown
+    unasked = q["question"].split("?")[0] + "?"
+    (b,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", unasked, context)], lambda p: b"")
+    assert "form asked" not in b.markdown, b.markdown

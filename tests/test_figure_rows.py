@@ -33,7 +33,7 @@ def test_a_charts_printed_values_are_rows_under_its_column_labels() -> None:
     rows = figure_rows(_figure_text(*CHINA))
     by_label = {r.cells[0]: r for r in rows}
     assert set(by_label) >= {"Total", "Rep/Lean Rep", "Dem/Lean Dem", "Ages 18-29", "30-49"}, [r.cells for r in rows]
-    assert by_label["Rep/Lean Rep"].cells == ("Rep/Lean Rep", "82", "15")
+    assert by_label["Rep/Lean Rep"].cells == ("Rep/Lean Rep", "82%", "15%")  # "Total 64% 31%" above
     assert by_label["Rep/Lean Rep"].header == ("", "Bad", "Good")
     assert not any("Source" in r.cells[0] or "Note" in r.cells[0] for r in rows)  # notes end in words
 
@@ -58,5 +58,17 @@ def test_the_offline_composer_answers_from_a_charts_row() -> None:
     question = "What percentage of Rep/Lean Rep say China has done a good job dealing with the coronavirus outbreak?"
     (answer,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", question, (quote,))], lambda p: b"")
     assert answer.error is None
-    assert answer.short_answer == "15", answer.markdown
-    assert "15" in answer.markdown and "82" not in answer.markdown, answer.markdown
+    assert answer.short_answer in ("15", "15%"), answer.markdown
+    assert "15%" in answer.markdown and "82" not in answer.markdown, answer.markdown
+
+
+def test_a_columns_percent_sign_printed_once_holds_for_the_whole_column() -> None:
+    """Pew's chart prints "U.S. 29% 41% 29%" over "EU 19 59 21": the EU's 19 is 19%. And "U.S."
+    is a row label (its dots are no OCR debris): it was dropped, and with it the only percent signs."""
+    text = _figure_text("PG_2020.05.21_International-Cooperation-COVID_FINAL.pdf", 18, (313.1, 111.0, 541.7, 260.6))
+    by_label = {r.cells[0]: r.cells for r in figure_rows(text)}
+    assert by_label["U.S."] == ("U.S.", "29%", "41%", "29%"), by_label
+    assert by_label["EU"] == ("EU", "19%", "59%", "21%"), by_label
+    # a 10-K's store counts print no percent sign: read as printed
+    stores = figure_rows(_figure_text("BESTBUY_2023_10K.pdf", 18, (9.3, 71.1, 601.8, 712.5)).replace("|", " "))
+    assert ("Missouri", "17") in {r.cells for r in stores}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 from interleaf.generate.sentences import TableRow
 
@@ -68,7 +69,8 @@ def _reads_as_label(label: str) -> bool:
     band ("30-49", "65+"); a run of bare numbers ("1 2 3") is no label."""
     if _BAND.fullmatch(label):
         return True
-    named = _BAND.sub("", label).replace(" ", "")  # "Ages 18-29": the band is no debris
+    # "Ages 18-29": the band is no debris; "U.S.": an abbreviation's dots are no debris either
+    named = _BAND.sub("", label).replace(" ", "").replace(".", "")
     letters = sum(c.isalpha() for c in named)
     return re.search(r"[^\W\d_]{2}", named) is not None and letters >= _LABEL_LETTERS * len(named)
 
@@ -126,4 +128,26 @@ def figure_rows(text: str) -> list[TableRow]:
         rows += [TableRow((label, *v, *[""] * (width - len(v))), header) for label, v in made]
     if sum(len([c for c in r.cells[1:] if c]) == width for r in rows) < _MIN_ROWS:
         return []
-    return rows
+    return _with_column_units(rows)
+
+
+_BARE = re.compile(r"[+\-–−]?\d(?:[\d,]*\d)?(?:\.\d+)?")
+
+
+def _with_column_units(rows: list[TableRow]) -> list[TableRow]:
+    """A chart prints a column's percent sign once, on its first value ("U.S. 29% 41%" over "EU 19
+    59"): the bare numbers below it are percents too, and say so. A column that prints the sign
+    on some values but not its first, or holds anything but bare numbers below, is left as read."""
+    width = max(len(r.cells) for r in rows)
+    percent: set[int] = set()
+    for j in range(1, width):
+        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j]]
+        if len(cells) > 1 and re.fullmatch(rf"{_BARE.pattern}%", cells[0]):
+            if all(_BARE.fullmatch(c) for c in cells[1:]):
+                percent.add(j)
+    if not percent:
+        return rows
+    return [
+        replace(r, cells=tuple(f"{c}%" if j in percent and _BARE.fullmatch(c) else c for j, c in enumerate(r.cells)))
+        for r in rows
+    ]

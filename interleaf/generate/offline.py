@@ -40,7 +40,7 @@ from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, evidence_of
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode
 from interleaf.generate.relevance import Relevance, gives_value, names_float
-from interleaf.generate.short_answer import NOT_ANSWERABLE, offline_short_answer
+from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.table_cells import difference, label_chars_stated
 from interleaf.structure.pages import float_on_named_page
@@ -140,7 +140,9 @@ class OfflineGenerator:
         by_id = {q.quote_id: q for q in request.quotes}
         figures = {(by_id[qid].doc_id, fold(label)): by_id[qid] for qid, label in labels.items()}
         markdown = write(answers, units, relevance, figures, self.config.max_words)
-        return Composed(markdown, True, short_answer=offline_short_answer(request.question, answers, units))
+        short = offline_short_answer(request.question, answers, units)
+        restated = asked_form_sentence(request.question, short, markdown)
+        return Composed(f"{markdown} {restated}" if restated else markdown, True, short_answer=short)
 
 
 def _float_missing(request: AnswerRequest) -> str | None:

@@ -109,6 +109,21 @@ def in_asked_form(question: str, value: str) -> str:
     return value
 
 
+def asked_form_sentence(question: str, short_answer: str, markdown: str) -> str:
+    """The sentence that gives a date in the form the question asks it ("Format the date as
+    YYYY-MM": "In the form asked: 2009-07."), for an answer that states it only as printed ("July
+    2009"); "" where the question asks no form, the short answer is no date in it, or the answer
+    already writes it so."""
+    asked = _ASKED_FORM.search(question)
+    if asked is None or short_answer in markdown:
+        return ""
+    try:
+        datetime.strptime(short_answer, _DATE_FORMS[asked.group(1).casefold()])
+    except ValueError:
+        return ""
+    return f"In the form asked: {short_answer}."
+
+
 def _plain(answers: Sequence[_Answered]) -> str:
     chosen = next(a.chosen for a in answers if a.chosen is not None)
     return " ".join(chosen.unit.text.split()[:_MAX_SPAN])

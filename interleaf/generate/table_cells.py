@@ -130,15 +130,19 @@ _DIFFERENCE = re.compile(
 @dataclass(frozen=True)
 class Difference:
     """A difference worked out from two cells of a table: `value` = |first − second|, to the
-    places of the more precise of the two, which are written as the cells print them."""
+    places of the more precise of the two, which are written as the cells print them. `unit`: "%"
+    when both cells print a percent sign, which the difference then carries too ("57.4%" − "41.5%"
+    is a difference of 15.9%, as a reader writes it)."""
 
     value: str
     first: str
     second: str
+    unit: str = ""
 
     def written(self) -> str:
         """How the answer states it: the difference, and the two cells it comes from."""
-        return f"a difference of {self.value} ({self.first} − {self.second})"
+        u = self.unit
+        return f"a difference of {self.value}{u} ({self.first}{u} − {self.second}{u})"
 
 
 def asks_difference(text: str) -> bool:
@@ -168,7 +172,8 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
     first, second = sorted((printed[0][0], printed[1][0]), key=printed_value, reverse=True)
     places = max(len(n.partition(".")[2]) for n in (first, second))
     value = abs(printed_value(first) - printed_value(second)).quantize(Decimal(1).scaleb(-places))
-    return Difference(f"{value:f}", first, second)
+    percent = all(re.search(rf"{PRINTED_NUMBER.pattern}\s*%", c) for c in cells)
+    return Difference(f"{value:f}", first, second, "%" if percent else "")
 
 
 # a number as a table prints it ("1,500", "80.0")

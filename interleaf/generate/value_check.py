@@ -5,7 +5,8 @@ a sentence about another setting is in the quote, but not as the sentence states
 
 - in a table (a quote whose text, OCR-text or VLM-text holds Markdown rows), some cell stating the
   number lies in a row the sentence names (all the words of one of its label cells, the cells that
-  state no number, and no other row's longer label in that place that the sentence names as well),
+  state no number, and no other row's longer label in that place that the sentence names as well;
+  named in the clause that states the number, where that clause names any row),
   under a column whose header shares as many of the sentence's words as any other column's does;
 - in prose, some sentence of the quote stating the number holds at least half of the words the
   claim's clause around the number shares with the quote (when it shares two or more).
@@ -44,7 +45,12 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
         if any(_names_with(r.cells[j], claim_words) for r, j in cells):
             return True  # the number is part of a name the claim gives: "Qwen3-8B (2025)"
         if cells:
-            return any(_row_named(r, j, rows, claim_words) for r, j in cells)
+            # the rows are named in the clause that states the number, where it names any ("76.6 for
+            # BM25 + DPR; and 59.1 for BM25"), else anywhere in the claim ("BM25 and DPR get 59.1 and 78.4")
+            clause = _clause_words(claim, number)
+            named_there = any(words <= clause for r in rows for _, words in _label_words(r, -1) if words)
+            scope = clause if named_there else claim_words
+            return any(_row_named(r, j, rows, claim_words, scope) for r, j in cells)
     prose = split_prose(dehyphenate(quote.text or ""))
     sentences = [s for s in prose if number in numbers_in(s)]
     if not sentences:
@@ -94,19 +100,28 @@ def numbers_unheld(claim: str, quotes: Sequence[ContextQuote]) -> list[str]:
     return out
 
 
-def _row_named(row: TableRow, column: int, rows: Sequence[TableRow], claim_words: set[str]) -> bool:
-    """The claim names the row: all the words of one of its label cells (or of its group label),
-    and no other row's label in that place holds those words and more that the claim names too
-    ("BM25 + DPR" named, the "DPR" row is not); and the column, when its header has words."""
+def _label_words(row: TableRow, column: int) -> list[tuple[int, set[str]]]:
+    """The words of each of the row's label cells (those stating no number, `column` aside), and
+    of its group label (at -1)."""
+    labels = [(j, set(content_words(c))) for j, c in enumerate(row.cells) if j != column and not numbers_in(c)]
+    return [*labels, (-1, set(content_words(row.group)))]
+
+
+def _row_named(
+    row: TableRow, column: int, rows: Sequence[TableRow], claim_words: set[str], naming_words: set[str]
+) -> bool:
+    """The claim names the row: `naming_words` (the claim's, or its clause's) hold all the words of
+    one of its label cells (or of its group label), and no other row's label in that place that
+    holds those words and more ("BM25 + DPR gets 76.6": the "BM25 + DPR" row is named, the "BM25"
+    row is not); and the claim names the column, when its header has words."""
     if not _column_named(row, column, claim_words):
         return False
-    labels = [(j, set(content_words(c))) for j, c in enumerate(row.cells) if j != column and not numbers_in(c)]
-    labels += [(-1, set(content_words(row.group)))]
+    labels = _label_words(row, column)
     for j, words in labels:
-        if not words or not words <= claim_words:
+        if not words or not words <= naming_words:
             continue
         others = [set(content_words(r.group if j < 0 else (r.cells[j] if j < len(r.cells) else ""))) for r in rows]
-        if not any(words < other <= claim_words for other in others):
+        if not any(words < other <= naming_words for other in others):
             return True
     return not any(words for _, words in labels)  # a row with no label is named by its column alone
 
