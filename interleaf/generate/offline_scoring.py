@@ -235,11 +235,19 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
         }
         best = max(overlap.values(), default=0)
         named = [j for j, n in overlap.items() if n == best and n > 0]
+        members = [u for u in rows if u.row is not None and not _AGGREGATE.match(u.row.cells[0])]
         for j in named or numeric:
-            valued = [(u.row.value(j), u) for u in rows if u.row is not None and u.row.value(j) is not None]
+            valued = [(u.row.value(j), u) for u in members if u.row.value(j) is not None]
+            if not valued:
+                continue
             best = pick(v for v, _ in valued)
             out.update(id(u) for v, u in valued if v == best)
     return out
+
+
+# a row that sums up the others ("Total Latinos", "All adults", "Overall") is none of them: it
+# would be the largest of every column of counts
+_AGGREGATE = re.compile(r"\s*(?:total|all|overall|grand\s+total|sum)(?:\s|:|$)", re.I)
 
 
 def _numeric(rows: list[Unit], column: int) -> bool:

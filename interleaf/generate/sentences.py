@@ -310,8 +310,10 @@ def _clean_cell(cell: str) -> str:
 
 
 def _looks_like_data(row: list[str]) -> bool:
-    """Header cells hold names and, at most, whole numbers (years, "Top-20"); data holds measurements."""
-    return any(re.search(r"\d[.,]\d|\d\s?%", c) for c in row)
+    """Header cells hold names and, at most, whole numbers (years, "Top-20") or a measure their
+    words name ("95% confidence level"); data holds measurements, with a unit word at most
+    ("+/- 3.3% points")."""
+    return any(re.search(r"\d[.,]\d|\d\s?%", c) and len(re.findall(r"[^\W\d_]{2,}", c)) <= 1 for c in row)
 
 
 def table_rows(text: str) -> list[TableRow]:
