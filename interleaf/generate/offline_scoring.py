@@ -200,8 +200,19 @@ def quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
 
 def superlative(question: str) -> str:
     """The superlative a question asks by ("highest", "fewest"), when it asks by one only."""
-    most, least = _MOST.search(question), _LEAST.search(question)
+    most, least = _asked_by(_MOST, question), _asked_by(_LEAST, question)
     return (most or least).group(0) if bool(most) != bool(least) else ""  # type: ignore[union-attr]
+
+
+def _asked_by(words: re.Pattern[str], question: str) -> re.Match[str] | None:
+    """The question's first superlative that is not a word of a name: "Best" in "does Best Buy
+    have" (capitalised inside the question, before another capitalised word) asks for no extreme."""
+    for m in words.finditer(question):
+        following = question[m.end() :].split()[:1]
+        named = m.start() > 0 and m.group(0).istitle() and bool(following) and following[0][:1].isupper()
+        if not named:
+            return m
+    return None
 
 
 def extreme_row_ids(question: str, units: Sequence[Unit]) -> set[int]:
@@ -213,7 +224,7 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
     """For "which ... the highest/fewest ...": in each table, the rows holding the largest (or
     smallest) value of the columns whose header names what the superlative is about, else of those
     whose header shares a word with the question (all numeric columns when none does)."""
-    most, least = _MOST.search(question), _LEAST.search(question)
+    most, least = _asked_by(_MOST, question), _asked_by(_LEAST, question)
     if bool(most) == bool(least):
         return set()
     pick = max if most else min
