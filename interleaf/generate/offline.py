@@ -40,6 +40,7 @@ from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, evidence_of
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode
 from interleaf.generate.relevance import Relevance, gives_value, names_float
+from interleaf.generate.sentences import numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.table_cells import difference, label_chars_stated
@@ -330,14 +331,24 @@ def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], uni
 def _extreme_instead(
     chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
 ) -> Scored:
-    """For "which ... the highest ...", the row of the chosen row's table that holds the extreme."""
+    """For "which ... the highest ...", the row of the chosen row's table that holds the extreme.
+    What the part names that the row does not print may be printed elsewhere in its table: "which
+    group of Latinos has the largest sample size" over rows "Total Latinos", "Foreign born", ...
+    names what every row is of."""
     if chosen.unit.row is None:
         return chosen
     table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]
     top = extreme_row_ids(part.text, table)
     if not top or id(chosen.unit) in top:
         return chosen
+    quote = chosen.unit.quote
+    printed = fold(" ".join(filter(None, (quote.text, quote.caption, quote.ocr_text))))
+    printed_numbers = set(numbers_in(printed))
     for s in ranked:
-        if id(s.unit) in top and relevance.check(part, evidence_of(s.unit, units)).ok:
+        if id(s.unit) not in top:
+            continue
+        finding = relevance.check(part, evidence_of(s.unit, units))
+        in_table = all(fold(m) in printed or set(numbers_in(m)) & printed_numbers for m in finding.missing)
+        if finding.ok or (finding.missing and in_table):
             return s
     return chosen
