@@ -332,7 +332,7 @@ def _extreme_instead(
     chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
 ) -> Scored:
     """For "which ... the highest ...", the row of the chosen row's table that holds the extreme.
-    What the part names that the row does not print may be printed elsewhere in its table: "which
+    A name the part gives that the row does not print may be printed elsewhere in its table: "which
     group of Latinos has the largest sample size" over rows "Total Latinos", "Foreign born", ...
     names what every row is of."""
     if chosen.unit.row is None:
@@ -343,12 +343,12 @@ def _extreme_instead(
         return chosen
     quote = chosen.unit.quote
     printed = fold(" ".join(filter(None, (quote.text, quote.caption, quote.ocr_text))))
-    printed_numbers = set(numbers_in(printed))
     for s in ranked:
         if id(s.unit) not in top:
             continue
         finding = relevance.check(part, evidence_of(s.unit, units))
-        in_table = all(fold(m) in printed or set(numbers_in(m)) & printed_numbers for m in finding.missing)
+        # a number the row lacks is a condition it fails ("(7 negatives)"), wherever else it is printed
+        in_table = all(not numbers_in(m) and fold(m) in printed for m in finding.missing)
         if finding.ok or (finding.missing and in_table):
             return s
     return chosen
