@@ -20,7 +20,9 @@ from interleaf.generate.asking import question_parts
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.generate.offline_scoring import superlative
 from interleaf.generate.relevance import Relevance, gives_value, printed_labels
+from interleaf.generate.sentences import table_rows
 from interleaf.generate.short_answer import in_asked_form
 from interleaf.generate.stage import context_quotes, document_texts, quote_rows
 from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
@@ -349,3 +351,40 @@ def test_the_long_answer_gives_a_date_in_the_form_asked_too(dev_questions: list[
     unasked = q["question"].split("?")[0] + "?"
     (b,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", unasked, context)], lambda p: b"")
     assert "form asked" not in b.markdown, b.markdown
+
+
+# a Pew survey's sample sizes, as the parser stores its table (page 26 of the dev half's 2015 National
+# Survey of Latinos report)
+SAMPLE_SIZES = """|  | Sample size | 95% confidence level |
+|---|---|---|
+| Total Latinos | 1,500 | +/- 3.3% points |
+| U.S. born (incl. PR) | 705 | +/- 4.8% points |
+| Foreign born (excl. PR) | 795 | +/- 4.4% points |
+| Second generation | 369 | +/- 6.6% points |
+| Third or higher generation | 247 | +/- 8.4% points |
+| PEW RESEARCH CENTER |  |  |"""
+
+
+def test_a_superlative_is_over_the_groups_not_their_total() -> None:
+    # Before: the header "95% confidence level" read as a data row (it states a percent), the total
+    # row was the largest of every count, and "Latinos", printed in the total row alone, kept the
+    # groups' rows from answering "which group of Latinos"
+    context = (ContextQuote("t1", "image", 1, "d", "survey.pdf", 25, "table", SAMPLE_SIZES, "Sample size"),)
+    rows = table_rows(SAMPLE_SIZES)
+    assert rows[0].cells[0] == "Total Latinos" and rows[0].header == ("", "Sample size", "95% confidence level")
+    generator = OfflineGenerator(OfflineConfig())
+    for question, label, value in (
+        ("Which group of Latinos has the largest sample size?", "Foreign born (excl. PR)", "795"),
+        ("Which group of Latinos has the smallest sample size?", "Third or higher generation", "247"),
+    ):
+        (a,) = generator.generate([AnswerRequest("q", question, context)], lambda p: b"")
+        assert a.short_answer == label and f"{value} for {label}" in a.markdown.replace("\xa0", " "), a.markdown
+
+
+def test_a_name_holding_a_superlative_asks_for_no_extreme(dev_questions: list[dict]) -> None:
+    # "how many Domestic store does Best Buy have": "Best" names the company; read as "the best", the
+    # answer was the row of the largest count on a page of store counts
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-293")
+    assert superlative(q["question"]) == ""
+    assert superlative("Which retailer has the best margin?") == "best"
+    assert superlative("Which store of Best Buy sells the least?") == "least"
