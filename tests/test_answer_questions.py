@@ -15,12 +15,12 @@ from interleaf.expand.config import ExpandConfig
 from interleaf.expand.instructions import is_instruction, sentences, without_instructions
 from interleaf.expand.rules import RulesExpander
 from interleaf.generate.answer_ranker import fitted_ranker
-from interleaf.generate.citations import check_answer
 from interleaf.generate.asking import question_parts
+from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
-from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.offline_scoring import superlative
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import Relevance, gives_value, printed_labels
 from interleaf.generate.sentences import table_rows
 from interleaf.generate.short_answer import in_asked_form

@@ -142,9 +142,8 @@ def _with_column_units(rows: list[TableRow]) -> list[TableRow]:
     percent: set[int] = set()
     for j in range(1, width):
         cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j]]
-        if len(cells) > 1 and re.fullmatch(rf"{_BARE.pattern}%", cells[0]):
-            if all(_BARE.fullmatch(c) for c in cells[1:]):
-                percent.add(j)
+        if len(cells) > 1 and re.fullmatch(rf"{_BARE.pattern}%", cells[0]) and all(map(_BARE.fullmatch, cells[1:])):
+            percent.add(j)
     if not percent:
         return rows
     return [

@@ -245,7 +245,7 @@ def cell_sentence(
 
 
 def _clause(row: TableRow, columns: list[int], labels: list[int]) -> str:
-    """"Top-20 · NQ 76.6 for BM25 + DPR": the row's asked values, and the labels it has, if any."""
+    """ "Top-20 · NQ 76.6 for BM25 + DPR": the row's asked values, and the labels it has, if any."""
     named = _labels(row, labels)
     return f"{_values(row, columns)} for {named}" if named else _values(row, columns)
 
