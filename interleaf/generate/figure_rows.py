@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 
-from interleaf.generate.sentences import TableRow
+from interleaf.generate.sentences import TableRow, with_column_units
 
 # One printed value: 82, 15%, $46,298, (34), +16, -8.8%, 0.833; a lone dash is an empty cell.
 _VALUE = re.compile(r"[(]?[+\-–−]?[$€£]?\d(?:[\d,]*\d)?(?:\.\d+)?%?[)]?\*?|[-–—]")
@@ -128,25 +127,4 @@ def figure_rows(text: str) -> list[TableRow]:
         rows += [TableRow((label, *v, *[""] * (width - len(v))), header) for label, v in made]
     if sum(len([c for c in r.cells[1:] if c]) == width for r in rows) < _MIN_ROWS:
         return []
-    return _with_column_units(rows)
-
-
-_BARE = re.compile(r"[+\-–−]?\d(?:[\d,]*\d)?(?:\.\d+)?")
-
-
-def _with_column_units(rows: list[TableRow]) -> list[TableRow]:
-    """A chart prints a column's percent sign once, on its first value ("U.S. 29% 41%" over "EU 19
-    59"): the bare numbers below it are percents too, and say so. A column that prints the sign
-    on some values but not its first, or holds anything but bare numbers below, is left as read."""
-    width = max(len(r.cells) for r in rows)
-    percent: set[int] = set()
-    for j in range(1, width):
-        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j]]
-        if len(cells) > 1 and re.fullmatch(rf"{_BARE.pattern}%", cells[0]) and all(map(_BARE.fullmatch, cells[1:])):
-            percent.add(j)
-    if not percent:
-        return rows
-    return [
-        replace(r, cells=tuple(f"{c}%" if j in percent and _BARE.fullmatch(c) else c for j, c in enumerate(r.cells)))
-        for r in rows
-    ]
+    return with_column_units(rows)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -354,7 +354,31 @@ def table_rows(text: str) -> list[TableRow]:
             continue
         if filled:
             out.append(TableRow(tuple(r), header, group))
-    return out
+    return with_column_units(out)
+
+
+_BARE = re.compile(r"[+\-–−]?\d(?:[\d,]*\d)?(?:\.\d+)?")
+
+
+def with_column_units(rows: list[TableRow]) -> list[TableRow]:
+    """A chart or a table may print a column's percent sign once, on its first value ("U.S. 29% 41%"
+    over "EU 19 59"): the bare numbers below it are percents too, and say so. A column that prints
+    the sign on some values but not its first, or holds anything but bare numbers below, is left
+    as read."""
+    if not rows:
+        return rows
+    width = max(len(r.cells) for r in rows)
+    percent: set[int] = set()
+    for j in range(1, width):
+        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j]]
+        if len(cells) > 1 and re.fullmatch(rf"{_BARE.pattern}%", cells[0]) and all(map(_BARE.fullmatch, cells[1:])):
+            percent.add(j)
+    if not percent:
+        return rows
+    return [
+        replace(r, cells=tuple(f"{c}%" if j in percent and _BARE.fullmatch(c) else c for j, c in enumerate(r.cells)))
+        for r in rows
+    ]
 
 
 _GROUP_WORDS = 4  # a group label names ("MM-Embed", "Fine-tuned on M-BEIR"); a longer line is a row
