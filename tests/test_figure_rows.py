@@ -11,6 +11,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.figure_rows import figure_rows
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.generate.sentences import table_rows
 from interleaf.pdf.render import render_bgr
 from interleaf.pdf.words import words_in_box
 from tests.conftest import CORPUS
@@ -72,3 +73,20 @@ def test_a_columns_percent_sign_printed_once_holds_for_the_whole_column() -> Non
     # a 10-K's store counts print no percent sign: read as printed
     stores = figure_rows(_figure_text("BESTBUY_2023_10K.pdf", 18, (9.3, 71.1, 601.8, 712.5)).replace("|", " "))
     assert ("Missouri", "17") in {r.cells for r in stores}
+
+
+def test_a_parsed_tables_percent_sign_printed_once_holds_for_its_column() -> None:
+    """Pew's seniors report (page 8), as the parser stores the table: "Total for all 65+ | 59% | 47%"
+    over "65-69 | 74 | 65". A column whose first value is a bare number is left as printed."""
+    table = """| Go online | Go online | Broadband at home |
+|---|---|---|
+| Total for all 65+ | 59% | 47% |
+| Age |  |  |
+| 65-69 | 74 | 65 |
+| 80+ | 37 | 21 |
+| $75,000+ | 90 | 82 |"""
+    by_label = {r.cells[0]: r.cells for r in table_rows(table)}
+    assert by_label["65-69"] == ("65-69", "74%", "65%"), by_label
+    assert by_label["$75,000+"] == ("$75,000+", "90%", "82%"), by_label
+    unmarked = table.replace("59%", "59").replace("47%", "47")
+    assert {r.cells[0]: r.cells for r in table_rows(unmarked)}["65-69"] == ("65-69", "74", "65")
