@@ -7,6 +7,7 @@ from __future__ import annotations
 import pymupdf
 
 from interleaf.describe.reading import ReadingSettings, page_texts, read_quote
+from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.figure_rows import figure_rows
 from interleaf.generate.offline import OfflineGenerator
@@ -75,18 +76,39 @@ def test_a_columns_percent_sign_printed_once_holds_for_the_whole_column() -> Non
     assert ("Missouri", "17") in {r.cells for r in stores}
 
 
-def test_a_parsed_tables_percent_sign_printed_once_holds_for_its_column() -> None:
-    """Pew's seniors report (page 8), as the parser stores the table: "Total for all 65+ | 59% | 47%"
-    over "65-69 | 74 | 65". A column whose first value is a bare number is left as printed."""
-    table = """| Go online | Go online | Broadband at home |
+# Pew's seniors report, page 8, as the parser stores the table (some rows)
+SENIORS = """| Go online | Go online | Broadband at home |
 |---|---|---|
 | Total for all 65+ | 59% | 47% |
 | Age |  |  |
 | 65-69 | 74 | 65 |
+| 70-74 | 68 | 55 |
 | 80+ | 37 | 21 |
 | $75,000+ | 90 | 82 |"""
+
+
+def test_a_parsed_tables_percent_sign_printed_once_holds_for_its_column() -> None:
+    """Pew's seniors report (page 8), as the parser stores the table: "Total for all 65+ | 59% | 47%"
+    over "65-69 | 74 | 65". A column whose first value is a bare number is left as printed."""
+    table = SENIORS
     by_label = {r.cells[0]: r.cells for r in table_rows(table)}
     assert by_label["65-69"] == ("65-69", "74%", "65%"), by_label
     assert by_label["$75,000+"] == ("$75,000+", "90%", "82%"), by_label
     unmarked = table.replace("59%", "59").replace("47%", "47")
     assert {r.cells[0]: r.cells for r in table_rows(unmarked)}["65-69"] == ("65-69", "74", "65")
+
+
+def test_a_bands_numbers_in_a_row_label_are_no_values_to_back() -> None:
+    """ "55% for Age, 70-74": 70 and 74 name the row (a band of ages). They were checked as values,
+    found only in the label and so "not under the sentence's labels": a right answer unsupported."""
+    quote = ContextQuote("q1", "image", 1, "d", "seniors.pdf", 7, "table", SENIORS, None)
+    right = "The table on page 8 gives Broadband at home 55% for Age, 70-74. ![Table on page 8](image1)"
+    (sentence,) = check_answer(right, (quote,), question="What share of seniors aged 70-74 have broadband?").sentences
+    assert sentence.supported is True and sentence.values_backed, sentence.citations[0].reason
+    wrong = "The table on page 8 gives Broadband at home 65% for Age, 70-74. ![Table on page 8](image1)"
+    assert (
+        check_answer(wrong, (quote,), question="What share of seniors aged 70-74 have broadband?")
+        .sentences[0]
+        .supported
+        is False
+    )  # 65% is the 65-69 row's

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
-from interleaf.generate.table_cells import WORKED_OUT, printed_value
+from interleaf.generate.table_cells import WORKED_OUT, label_columns, printed_value
 from interleaf.text.references import FAMILY_WORDS, REFERENCE, caption_label
 
 # The claim's words counted around a number: its clause (between punctuation that ends one).
@@ -44,6 +44,17 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
         cells = [(r, j) for r in rows for j, c in enumerate(r.cells) if number in numbers_in(c)]
         if any(_names_with(r.cells[j], claim_words) for r, j in cells):
             return True  # the number is part of a name the claim gives: "Qwen3-8B (2025)"
+        labels = label_columns(rows) if cells else []
+        if any(j in labels and _stated_whole(r.cells[j], claim) for r, j in cells):
+            return True  # a label the claim gives whole: the age band "70-74" is no value
+        # a row labelled by numbers ("65-69") is named by its label stated whole; where the claim
+        # states one such label, a row whose numbers it does not state is not the row it names
+        banded = {id(r) for r in rows if any(j in labels and numbers_in(c) for j, c in enumerate(r.cells))}
+        stated = {id(r) for r in rows if any(j in labels and _stated_whole(c, claim) for j, c in enumerate(r.cells))}
+        if stated & banded:
+            cells = [(r, j) for r, j in cells if id(r) not in banded or id(r) in stated]
+            if not cells:
+                return False
         if cells:
             # the rows are named in the clause that states the number, where it names any ("76.6 for
             # BM25 + DPR; and 59.1 for BM25"), else anywhere in the claim ("BM25 and DPR get 59.1 and 78.4")
@@ -124,6 +135,14 @@ def _row_named(
         if not any(words < other <= naming_words for other in others):
             return True
     return not any(words for _, words in labels)  # a row with no label is named by its column alone
+
+
+def _stated_whole(cell: str, claim: str) -> bool:
+    """The claim prints the cell as it is: "70-74" in "... for Age, 70-74"."""
+    wanted = " ".join(cell.split())
+    return (
+        bool(wanted) and re.search(rf"(?<![\w.]){re.escape(wanted)}(?![\w]|\.\d)", " ".join(claim.split())) is not None
+    )
 
 
 def _names_with(cell: str, claim_words: set[str]) -> bool:
