@@ -68,7 +68,7 @@ def _reads_as_label(label: str) -> bool:
     band ("30-49", "65+"); a run of bare numbers ("1 2 3") is no label."""
     if _BAND.fullmatch(label):
         return True
-    # "Ages 18-29": the band is no debris; "U.S.": an abbreviation's dots are no debris either
+    # "Ages 18-29": the band is no debris; "N.Z.": an abbreviation's dots are no debris either
     named = _BAND.sub("", label).replace(" ", "").replace(".", "")
     letters = sum(c.isalpha() for c in named)
     return re.search(r"[^\W\d_]{2}", named) is not None and letters >= _LABEL_LETTERS * len(named)

@@ -333,8 +333,8 @@ def _extreme_instead(
 ) -> Scored:
     """For "which ... the highest ...", the row of the chosen row's table that holds the extreme.
     A name the part gives that the row does not print may be printed elsewhere in its table: "which
-    group of Latinos has the largest sample size" over rows "Total Latinos", "Foreign born", ...
-    names what every row is of."""
+    group of members has the largest sample" over rows "All members", "Founders", "New members",
+    ... names what every row is of."""
     if chosen.unit.row is None:
         return chosen
     table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]

@@ -205,8 +205,8 @@ def superlative(question: str) -> str:
 
 
 def _asked_by(words: re.Pattern[str], question: str) -> re.Match[str] | None:
-    """The question's first superlative that is not a word of a name: "Best" in "does Best Buy
-    have" (capitalised inside the question, before another capitalised word) asks for no extreme."""
+    """The question's first superlative that is not a word of a name: "Best" in "does Best Harbor
+    own" (capitalised inside the question, before another capitalised word) asks for no extreme."""
     for m in words.finditer(question):
         following = question[m.end() :].split()[:1]
         named = m.start() > 0 and m.group(0).istitle() and bool(following) and following[0][:1].isupper()
@@ -256,7 +256,7 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
     return out
 
 
-# a row that sums up the others ("Total Latinos", "All adults", "Overall") is none of them: it
+# a row that sums up the others ("Total members", "All adults", "Overall") is none of them: it
 # would be the largest of every column of counts
 _AGGREGATE = re.compile(r"\s*(?:total|all|overall|grand\s+total|sum)(?:\s|:|$)", re.I)
 

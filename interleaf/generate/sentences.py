@@ -311,8 +311,8 @@ def _clean_cell(cell: str) -> str:
 
 def _looks_like_data(row: list[str]) -> bool:
     """Header cells hold names and, at most, whole numbers (years, "Top-20") or a measure their
-    words name ("95% confidence level"); data holds measurements, with a unit word at most
-    ("+/- 3.3% points")."""
+    words name ("90% interval bound"); data holds measurements, with a unit word at most
+    ("+/- 2.1% points")."""
     return any(re.search(r"\d[.,]\d|\d\s?%", c) and len(re.findall(r"[^\W\d_]{2,}", c)) <= 1 for c in row)
 
 
@@ -361,8 +361,8 @@ _BARE = re.compile(r"[+\-–−]?\d(?:[\d,]*\d)?(?:\.\d+)?")
 
 
 def with_column_units(rows: list[TableRow]) -> list[TableRow]:
-    """A chart or a table may print a column's percent sign once, on its first value ("U.S. 29% 41%"
-    over "EU 19 59"): the bare numbers below it are percents too, and say so. A column that prints
+    """A chart or a table may print a column's percent sign once, on its first value ("North 31% 44%"
+    over "South 18 52"): the bare numbers below it are percents too, and say so. A column that prints
     the sign on some values but not its first, or holds anything but bare numbers below, is left
     as read."""
     if not rows:

@@ -111,8 +111,8 @@ def in_asked_form(question: str, value: str) -> str:
 
 def asked_form_sentence(question: str, short_answer: str, markdown: str) -> str:
     """The sentence that gives a date in the form the question asks it ("Format the date as
-    YYYY-MM": "In the form asked: 2009-07."), for an answer that states it only as printed ("July
-    2009"); "" where the question asks no form, the short answer is no date in it, or the answer
+    YYYY-MM": "In the form asked: 2011-03."), for an answer that states it only as printed ("March
+    2011"); "" where the question asks no form, the short answer is no date in it, or the answer
     already writes it so."""
     asked = _ASKED_FORM.search(question)
     if asked is None or short_answer in markdown:

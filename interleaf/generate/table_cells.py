@@ -131,8 +131,8 @@ _DIFFERENCE = re.compile(
 class Difference:
     """A difference worked out from two cells of a table: `value` = |first − second|, to the
     places of the more precise of the two, which are written as the cells print them. `unit`: "%"
-    when both cells print a percent sign, which the difference then carries too ("57.4%" − "41.5%"
-    is a difference of 15.9%, as a reader writes it)."""
+    when both cells print a percent sign, which the difference then carries too ("62.5%" − "40.1%"
+    is a difference of 22.4%, as a reader writes it)."""
 
     value: str
     first: str
