@@ -39,18 +39,19 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
     """True: some place of the quote states `number` under the claim's labels; False: it states it,
     but never so; None: the quote states it nowhere (or only in a caption or label)."""
     claim_words = set(content_words(claim))
+    spaced = " ".join(claim.split())
     for text in (quote.ocr_text, quote.vlm_text, quote.text):
         rows = table_rows(text or "")
         cells = [(r, j) for r in rows for j, c in enumerate(r.cells) if number in numbers_in(c)]
         if any(_names_with(r.cells[j], claim_words) for r, j in cells):
             return True  # the number is part of a name the claim gives: "Qwen3-8B (2025)"
         labels = label_columns(rows) if cells else []
-        if any(j in labels and _stated_whole(r.cells[j], claim) for r, j in cells):
+        if any(j in labels and _stated_whole(r.cells[j], spaced) for r, j in cells):
             return True  # a label the claim gives whole: the age band "70-74" is no value
         # a row labelled by numbers ("65-69") is named by its label stated whole; where the claim
         # states one such label, a row whose numbers it does not state is not the row it names
         banded = {id(r) for r in rows if any(j in labels and numbers_in(c) for j, c in enumerate(r.cells))}
-        stated = {id(r) for r in rows if any(j in labels and _stated_whole(c, claim) for j, c in enumerate(r.cells))}
+        stated = {id(r) for r in rows if any(j in labels and _stated_whole(c, spaced) for j, c in enumerate(r.cells))}
         if stated & banded:
             cells = [(r, j) for r, j in cells if id(r) not in banded or id(r) in stated]
             if not cells:
@@ -137,12 +138,11 @@ def _row_named(
     return not any(words for _, words in labels)  # a row with no label is named by its column alone
 
 
-def _stated_whole(cell: str, claim: str) -> bool:
-    """The claim prints the cell as it is: "70-74" in "... for Age, 70-74"."""
+def _stated_whole(cell: str, spaced_claim: str) -> bool:
+    """The claim (its white space runs made single spaces) prints the cell as it is: "70-74" in
+    "... for Age, 70-74"."""
     wanted = " ".join(cell.split())
-    return (
-        bool(wanted) and re.search(rf"(?<![\w.]){re.escape(wanted)}(?![\w]|\.\d)", " ".join(claim.split())) is not None
-    )
+    return bool(wanted) and re.search(rf"(?<![\w.]){re.escape(wanted)}(?![\w]|\.\d)", spaced_claim) is not None
 
 
 def _names_with(cell: str, claim_words: set[str]) -> bool:
