@@ -104,6 +104,13 @@ def test_a_named_page_is_searched_first(corpus_warehouse: IngestedWarehouse) -> 
     assert on_page >= 3 and first[:on_page] == [2] * on_page, first
     spread = _context_pages(root, question, "--doc", DOC, "--set", "retrieve.named_pages_first=false")
     assert spread[:on_page] != [2] * on_page, spread
+    # read by score (generate.quote_order: relevance), past pages taking turns, they still lead: their
+    # scores were raised above the rest's
+    by_score = _context_pages(
+        root, question, "--doc", DOC, "--set", "retrieve.pages_take_turns=20", "--set", "generate.quote_order=relevance"
+    )
+    held = by_score.count(2)
+    assert held >= 3 and by_score[:held] == [2] * held, by_score
     # each is one more list asked within the page (the stored clauses say so); across the corpus a
     # page number names no page, and no such list is asked
     run_cli(root, "ask", "What is on the last page?")
@@ -123,6 +130,12 @@ def test_pages_take_turns_in_a_real_ranking(corpus_warehouse: IngestedWarehouse)
     assert len(set(plain[:5])) < 5, plain
     assert turned[0] == plain[0] and len(set(turned[:5])) == 5, turned
     assert plain.count(plain[0]) > 1 and turned.count(plain[0]) > 1  # the top page's others stay, later
+    # read by score, the turned context's quotes are the same and the top page's come first again
+    by_score = _context_pages(
+        root, question, "--doc", DOC, "--set", "retrieve.pages_take_turns=20", "--set", "generate.quote_order=relevance"
+    )
+    top = turned.count(plain[0])
+    assert sorted(by_score) == sorted(turned) and by_score[:top] == [plain[0]] * top, by_score
 
 
 def test_a_float_asked_of_a_page_that_holds_none_is_said_missing(corpus_warehouse: IngestedWarehouse) -> None:

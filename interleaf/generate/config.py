@@ -36,7 +36,10 @@ class GenerateConfig(Strict):
     # text input: an image quote as its VLM-text, or as its OCR-text (MMDocRAG §4.5 compares both);
     # the other one stands in where the chosen one is missing
     image_text: Literal["vlm", "ocr"] = "vlm"
-    quote_order: Literal["retrieved", "shuffled"] = "retrieved"  # MMDocRAG footnote 7
+    # retrieved: the context's positions; relevance: by retrieval score, most relevant first (the
+    # positions differ where retrieve.pages_take_turns interleaves pages: the offline answer ranker
+    # was fitted on quotes read most relevant first); shuffled: MMDocRAG footnote 7
+    quote_order: Literal["retrieved", "relevance", "shuffled"] = "retrieved"
     seed: int = 0  # the shuffle's seed
     # single: one call over the whole context (MMDocRAG Appendix C.1); two_step: RefLVQA §5.2's Two-step
     # MultiRAG, an answer from the text quotes and one from the image quotes, merged by a third call

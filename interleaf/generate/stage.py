@@ -81,9 +81,10 @@ def build_requests(
     """One AnswerRequest per question, its context at `config.budget`; `doc_scope`: with the text of
     the documents each is asked about (`AnswerRequest.documents_text`). Pure."""
     picked = contexts.filter(pa.compute.equal(contexts.column("budget"), config.budget)).to_pylist()
-    by_question: dict[str, list[tuple[int, str]]] = {}
-    for r in picked:
-        by_question.setdefault(r["question_id"], []).append((r["position"], r["quote_id"]))
+    by_question: dict[str, list[tuple[float, int, str]]] = {}
+    for r in picked:  # relevance: by score, the position breaking ties; else by position
+        first = -r["score"] if config.quote_order == "relevance" else 0.0
+        by_question.setdefault(r["question_id"], []).append((first, r["position"], r["quote_id"]))
     asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     # a count of the question's document's tables is read from all of them: their quotes join the
     # context, cited (in either scope, so that the stored answers' contexts are rebuilt the same)
@@ -100,7 +101,7 @@ def build_requests(
     on_page = floats_by_page(quotes) if naming else {}  # what the pages questions name hold
     requests = []
     for q in asked:
-        ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
+        ids = [quote_id for _, _, quote_id in sorted(by_question.get(q["question_id"], []))]
         if config.quote_order == "shuffled":  # seeded per question: the same order on every run
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
         counted = counts.get(q["question_id"], ())

@@ -26,6 +26,9 @@ class RetrieverKind:
 
 KINDS: dict[str, RetrieverKind] = {
     "bm25": RetrieverKind("interleaf.index.retriever_config:BM25Config", "interleaf.index.bm25:BM25Retriever"),
+    "bm25_rows": RetrieverKind(
+        "interleaf.index.retriever_config:BM25RowsConfig", "interleaf.index.bm25_rows:BM25RowsRetriever"
+    ),
     "dense": RetrieverKind("interleaf.index.retriever_config:DenseConfig", "interleaf.index.dense:DenseRetriever"),
     "visual": RetrieverKind("interleaf.index.retriever_config:VisualConfig", "interleaf.index.visual:VisualRetriever"),
 }

@@ -75,6 +75,15 @@ class BM25Config(TextRetrieverBase):
         return ("bm25s", "snowballstemmer")
 
 
+class BM25RowsConfig(BM25Config):
+    """BM25 over the label-and-value rows of image quotes (interleaf/index/bm25_rows.py). Its text is
+    the quote's own, whole: no header of document and section (every row would carry it), and no
+    cut at 2,000 characters (a statement's last rows are as asked as its first)."""
+
+    kind: Literal["bm25_rows"] = "bm25_rows"  # type: ignore[assignment]
+    fields: TextFields = TextFields(doc_title=False, section=False, table_context=False, max_chars=50_000)
+
+
 # what each dense backend runs
 DENSE_ENGINES = {
     "onnx": ("onnxruntime",),

@@ -81,5 +81,9 @@ def named_pages_first(
     if not named.any():
         return ranking
     pos = index.position
-    on_page = [item for item in ranking if named[pos[item[0]]]]
-    return on_page + [item for item in ranking if not named[pos[item[0]]]]
+    rest = [item for item in ranking if not named[pos[item[0]]]]
+    # their scores raised above every other quote's: a context read by score keeps them first
+    # (generate.quote_order: relevance)
+    lowest = min((s for q, s in ranking if named[pos[q]]), default=0.0)
+    lift = max(max((s for _, s in rest), default=0.0) - lowest, 0.0) + 1.0
+    return [(q, s + lift) for q, s in ranking if named[pos[q]]] + rest
