@@ -4,6 +4,7 @@ that prints it, which BM25 over whole quotes ranks below the notes that repeat t
 
 from __future__ import annotations
 
+import functools
 import pickle
 
 import numpy as np
@@ -47,7 +48,8 @@ def goodwill_pages() -> tuple[QuoteCorpus, pa.Table]:
         for i, box in GOODWILL_FIGURES.items():
             quote = {"kind": "figure", "bbox": list(box)}
             inside = words_in_box(list(pages[i].words), box)
-            read = read_quote(quote, inside, pages[i], lambda: render_bgr(document[i], 72), None, ReadingSettings("t"))  # type: ignore[arg-type]
+            render = functools.partial(render_bgr, document[i], 72)
+            read = read_quote(quote, inside, pages[i], render, None, ReadingSettings("t"))  # type: ignore[arg-type]
             corpus.quote_ids.append(f"p{i}")
             corpus.doc_ids.append("10-K")
             corpus.page_idx.append(i)
