@@ -381,6 +381,21 @@ def test_a_superlative_is_over_the_groups_not_their_total() -> None:
         assert a.short_answer == label and f"{value} for {label}" in a.markdown.replace("\xa0", " "), a.markdown
 
 
+def test_the_total_a_superlative_is_among_is_no_condition_on_the_rows(dev_questions: list[dict]) -> None:
+    # "... the largest sample size among the 1500 samples in total?": 1,500 is the total row's, the
+    # whole the groups are compared within. Before, the groups' rows, which do not print it, failed it
+    # as a condition, and the answer was the total row
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-154")
+    context = (ContextQuote("t1", "image", 1, "d", q["doc"], 25, "table", SAMPLE_SIZES, "Sample size"),)
+    generator = OfflineGenerator(OfflineConfig())
+    (a,) = generator.generate([AnswerRequest("q", q["question"], context)], lambda p: b"")
+    assert score(q["answer"], a.short_answer or "", q["answer_format"]) == 1.0, a.markdown
+    assert "795 for Foreign born (excl. PR), the largest of the table's rows" in a.markdown.replace("\xa0", " ")
+    # a number the table does not print as its total stays a condition no group's row meets
+    (b,) = generator.generate([AnswerRequest("q", q["question"].replace("1500", "2000"), context)], lambda p: b"")
+    assert b.short_answer != "Foreign born (excl. PR)", b.markdown
+
+
 def test_a_name_holding_a_superlative_asks_for_no_extreme(dev_questions: list[dict]) -> None:
     # "how many Domestic store does Best Buy have": "Best" names the company; read as "the best", the
     # answer was the row of the largest count on a page of store counts

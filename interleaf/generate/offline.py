@@ -34,7 +34,7 @@ from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.item_count import count_answer
-from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, superlative
+from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, sums_up, superlative
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, evidence_of
@@ -343,12 +343,15 @@ def _extreme_instead(
         return chosen
     quote = chosen.unit.quote
     printed = fold(" ".join(filter(None, (quote.text, quote.caption, quote.ocr_text))))
+    # the numbers of the rows that sum up the others: "among the 900 members in all" names the whole
+    totals = {n for u in table if u.row is not None and sums_up(u.row) for n in numbers_in(" ".join(u.row.cells))}
     for s in ranked:
         if id(s.unit) not in top:
             continue
         finding = relevance.check(part, evidence_of(s.unit, units))
-        # a number the row lacks is a condition it fails ("(7 negatives)"), wherever else it is printed
-        in_table = all(not numbers_in(m) and fold(m) in printed for m in finding.missing)
+        # a number the row lacks is a condition it fails ("(7 negatives)"), wherever else it is
+        # printed, but for the total of the rows compared
+        in_table = all((set(numbers_in(m)) <= totals) if numbers_in(m) else fold(m) in printed for m in finding.missing)
         if finding.ok or (finding.missing and in_table):
             return s
     return chosen

@@ -16,7 +16,7 @@ from interleaf.evidence import fold
 from interleaf.expand.rules import anchors
 from interleaf.generate.offline_units import LABEL, Unit, kind_of_label
 from interleaf.generate.protocol import ContextQuote
-from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.generate.sentences import TableRow, content_words, numbers_in
 
 # Questions that want a number back: a sentence stating one is more likely the answer.
 _WANTS_NUMBER = re.compile(
@@ -246,7 +246,7 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
         }
         best = max(overlap.values(), default=0)
         named = [j for j, n in overlap.items() if n == best and n > 0]
-        members = [u for u in rows if u.row is not None and not _AGGREGATE.match(u.row.cells[0])]
+        members = [u for u in rows if u.row is not None and not sums_up(u.row)]
         for j in named or numeric:
             valued = [(u.row.value(j), u) for u in members if u.row.value(j) is not None]
             if not valued:
@@ -259,6 +259,11 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
 # a row that sums up the others ("Total members", "All adults", "Overall") is none of them: it
 # would be the largest of every column of counts
 _AGGREGATE = re.compile(r"\s*(?:total|all|overall|grand\s+total|sum)(?:\s|:|$)", re.I)
+
+
+def sums_up(row: TableRow) -> bool:
+    """Whether the row sums up the others (its label starts "Total", "All", "Overall")."""
+    return bool(row.cells) and _AGGREGATE.match(row.cells[0]) is not None
 
 
 def _numeric(rows: list[Unit], column: int) -> bool:
