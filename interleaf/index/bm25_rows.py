@@ -1,5 +1,5 @@
-"""BM25 over the rows of tables and figures: each printed line that labels a value ("Goodwill 1,383
-1,384", "| Total current assets | 8,802 |") is a passage of its own, and a quote scores as its best row.
+"""BM25 over the rows of tables and figures: each printed line that labels a value ("Licensing revenue
+2,140 1,975", "| Total inventory | 3,410 |") is a passage of its own, and a quote scores as its best row.
 
 A question asks for one line item of a statement or one bar of a chart; over the whole quote, its
 few words are lost among a page of others (a balance sheet's 40 rows), and BM25's length
