@@ -328,6 +328,13 @@ def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], uni
     return next(s for s in same_table if named[id(s)] == most)
 
 
+def _total_or_printed(missing: str, totals: set[str], printed: str) -> bool:
+    """A number the row lacks is fine only as the total of the rows compared; a name, where the
+    table prints it."""
+    numbers = numbers_in(missing)
+    return set(numbers) <= totals if numbers else fold(missing) in printed
+
+
 def _extreme_instead(
     chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
 ) -> Scored:
@@ -351,7 +358,7 @@ def _extreme_instead(
         finding = relevance.check(part, evidence_of(s.unit, units))
         # a number the row lacks is a condition it fails ("(7 negatives)"), wherever else it is
         # printed, but for the total of the rows compared
-        in_table = all((set(numbers_in(m)) <= totals) if numbers_in(m) else fold(m) in printed for m in finding.missing)
+        in_table = all(_total_or_printed(m, totals, printed) for m in finding.missing)
         if finding.ok or (finding.missing and in_table):
             return s
     return chosen

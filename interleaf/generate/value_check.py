@@ -45,7 +45,9 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
         cells = [(r, j) for r in rows for j, c in enumerate(r.cells) if number in numbers_in(c)]
         if any(_names_with(r.cells[j], claim_words) for r, j in cells):
             return True  # the number is part of a name the claim gives: "Qwen3-8B (2025)"
-        labels = label_columns(rows) if cells else []
+        if not cells:
+            continue
+        labels = label_columns(rows)
         if any(j in labels and _stated_whole(r.cells[j], spaced) for r, j in cells):
             return True  # a label the claim gives whole: the age band "70-74" is no value
         # a row labelled by numbers ("65-69") is named by its label stated whole; where the claim
@@ -56,13 +58,12 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
             cells = [(r, j) for r, j in cells if id(r) not in banded or id(r) in stated]
             if not cells:
                 return False
-        if cells:
-            # the rows are named in the clause that states the number, where it names any ("76.6 for
-            # BM25 + DPR; and 59.1 for BM25"), else anywhere in the claim ("BM25 and DPR get 59.1 and 78.4")
-            clause = _clause_words(claim, number)
-            named_there = any(words <= clause for r in rows for _, words in _label_words(r, -1) if words)
-            scope = clause if named_there else claim_words
-            return any(_row_named(r, j, rows, claim_words, scope) for r, j in cells)
+        # the rows are named in the clause that states the number, where it names any ("76.6 for
+        # BM25 + DPR; and 59.1 for BM25"), else anywhere in the claim ("BM25 and DPR get 59.1 and 78.4")
+        clause = _clause_words(claim, number)
+        named_there = any(words <= clause for r in rows for _, words in _label_words(r, -1) if words)
+        scope = clause if named_there else claim_words
+        return any(_row_named(r, j, rows, claim_words, scope) for r, j in cells)
     prose = split_prose(dehyphenate(quote.text or ""))
     sentences = [s for s in prose if number in numbers_in(s)]
     if not sentences:

@@ -74,13 +74,22 @@ class BM25Retriever:
         stored = dict(zip(rows.column("quote_id").to_pylist(), rows.column("text").to_pylist(), strict=True))
         texts = [stored.get(q, "") for q in corpus.quote_ids]
         self._n = len(texts)
-        tokens = [self._tokens(t) for t in texts]
+        self._index_passages([self._tokens(t) for t in texts])
+
+    def _index_passages(self, tokens: list[list[str]]) -> None:
+        """The BM25 index over passages given as tokens (a quote each here; bm25_rows: a row each)."""
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(w, len(vocab)) for w in toks] for toks in tokens]
         self.vocabulary = vocab
         self._bm25 = bm25s.BM25(k1=self.spec.k1, b=self.spec.b)
-        if self._n and vocab:  # no stored rows (not indexed yet under this fingerprint): nothing to find
+        if tokens and vocab:  # no stored rows (not indexed yet under this fingerprint): nothing to find
             self._bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+
+    def _passage_scores(self, query: str) -> np.ndarray | None:
+        """Every passage's BM25 score for the query; None where it shares no indexed term."""
+        vocab = self.vocabulary
+        ids = [vocab[w] for w in self._tokens(query) if w in vocab]
+        return self._bm25.get_scores(ids) if ids and self._bm25 is not None else None
 
     # Pickled (into a snapshot, interleaf/retrieve/snapshot.py) as bm25s's score arrays, which the
     # snapshot maps, and the vocabulary as one Arrow column in id order: the word -> id dict is
@@ -114,11 +123,10 @@ class BM25Retriever:
 
     def scores(self, queries: list[str]) -> np.ndarray:
         out = np.zeros((len(queries), self._n), dtype=np.float32)
-        vocab = self.vocabulary
-        if not self._n or not vocab:
+        if not self._n or not self.vocabulary:
             return out
         for i, q in enumerate(queries):
-            ids = [vocab[w] for w in self._tokens(q) if w in vocab]
-            if ids:
-                out[i] = self._bm25.get_scores(ids)
+            found = self._passage_scores(q)
+            if found is not None:
+                out[i] = found
         return out

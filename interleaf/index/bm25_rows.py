@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-import bm25s
 import numpy as np
 import pyarrow as pa
 
@@ -22,6 +21,7 @@ from interleaf.kinds import modality_of
 
 # a row: letters (a label) and a digit (a value) on one printed line, not a sentence
 _ROW = re.compile(r"[^\W\d_]{2}.*\d|\d.*[^\W\d_]{2}")
+# longer, a line is prose wrapped in a box, not a row; a bound on form, not fitted on any set
 _MAX_ROW_WORDS = 25
 
 
@@ -47,22 +47,16 @@ class BM25RowsRetriever(BM25Retriever):
             for row in rows_of(stored.get(quote_id) or ""):
                 owners.append(i)
                 tokens.append(self._tokens(row))
-        vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(w, len(vocab)) for w in toks] for toks in tokens]
-        self.vocabulary = vocab
         self._owners = np.asarray(owners, dtype=np.int64)
-        self._bm25 = bm25s.BM25(k1=self.spec.k1, b=self.spec.b)
-        if owners and vocab:
-            self._bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        self._index_passages(tokens)
 
     def scores(self, queries: list[str]) -> np.ndarray:
         """Each quote's best row's BM25 score (0 for a quote with no row matching)."""
         out = np.zeros((len(queries), self._n), dtype=np.float32)
-        vocab = self.vocabulary
-        if not self._n or not vocab or not len(self._owners):
+        if not self._n or not self.vocabulary or not len(self._owners):
             return out
         for i, q in enumerate(queries):
-            ids = [vocab[w] for w in self._tokens(q) if w in vocab]
-            if ids:
-                np.maximum.at(out[i], self._owners, self._bm25.get_scores(ids).astype(np.float32))
+            found = self._passage_scores(q)
+            if found is not None:
+                np.maximum.at(out[i], self._owners, found.astype(np.float32))
         return out
