@@ -190,3 +190,43 @@ def test_the_command_shows_its_servers_errors_until_a_stop(
         assert capsys.readouterr().err == ""
     finally:
         log.quiet()
+
+
+# A command whose work does not look at the stop flag (a teardown stuck on a busy machine, before
+# its line or after it), armed as the CLI arms itself.
+_STUCK = """
+import sys, time
+from interleaf.runtime import interrupt
+interrupt.arm()
+print("armed", file=sys.stderr, flush=True)
+while not interrupt.requested():
+    time.sleep(0.01)
+if sys.argv[1] == "after-the-line":
+    try:
+        interrupt.stopped("the work so far")
+    finally:
+        time.sleep(60)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("stuck", ["before-the-line", "after-the-line"])
+def test_a_command_stuck_after_a_stop_still_exits_within_seconds(stuck: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _STUCK, stuck], cwd=REPO, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None and proc.stderr.readline() == "armed\n"
+        os.kill(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        err = proc.stderr.read()
+        proc.wait(timeout=interrupt.HARD_S + 5)
+        seconds = time.monotonic() - sent
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert interrupt.GRACE_S < seconds < interrupt.HARD_S + 2, seconds
+    # one line: the command's own when it got that far, else the one the stop's end prints for it
+    kept = "the work so far" if stuck == "after-the-line" else "what finished before the stop is kept"
+    assert err.splitlines() == [f"interrupted: {kept}; {interrupt.RESUME}"], err

@@ -67,13 +67,15 @@ def test_a_piped_ingest_says_where_it_is_from_the_start_and_a_stop_names_the_pag
         text=True,
         start_new_session=True,  # its own process group: the kill below takes its workers too
     )
+    assert proc.stderr is not None
+    lines = _lines(proc.stderr)
+    err: list[str] = []
+    signalled = None
     try:
-        assert proc.stderr is not None
-        lines = _lines(proc.stderr)
         first = lines.get(timeout=FIRST_LINE_S)
         first_s = time.monotonic() - started
         assert first == f"ingest: {IRS.name}, 400 pages to parse", first
-        err = [first]
+        err.append(first)
         # then, a few seconds into its parse, where it is: the pages its checkpoint holds
         pages = re.compile(rf"parse {re.escape(IRS.name)}: (\d+) of 400 pages \(\d+ s\)")
         told = None
@@ -83,15 +85,19 @@ def test_a_piped_ingest_says_where_it_is_from_the_start_and_a_stop_names_the_pag
             err.append(line)
             told = pages.fullmatch(line)
         proc.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
         proc.wait(timeout=15)
-        err += iter(lines.get, None)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            if signalled is not None:
+                print(f"still running {time.monotonic() - signalled:.1f} s after SIGINT; what it said:")
         for left in _left(root):
             left.kill()
-    print(f"first line {first_s:.1f} s after the start:", *err, sep="\n")
+        err += iter(lines.get, None)  # the stream ends with the process: on a failure, pytest shows these
+        print(*err, sep="\n")
+    print(f"first line {first_s:.1f} s after the start")
     assert proc.returncode == 130, err
     assert int(told[1]) > 0, "a line before any page was saved: it says nothing a log needs"
     assert err[-1].startswith("interrupted: 0 of 1 document kept; "), err

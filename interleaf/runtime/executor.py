@@ -67,7 +67,10 @@ class PageLimits:
 
 def shutdown_pools() -> None:
     """Stop the page workers; the next `page_map` starts new ones. Called when parsing is over,
-    so that the workers' models are not held in memory while later stages load theirs."""
+    so that the workers' models are not held in memory while later stages load theirs, and at the
+    exit: after a stop without waiting, since the pages in flight are of no use then."""
+    if interrupt.requested():
+        abandon_pools()
     with _lock:
         for pool in _pools.values():
             pool.executor.shutdown(wait=True, cancel_futures=True)
@@ -298,6 +301,10 @@ def wait_s(item: object, limits: PageLimits) -> float | None:
 
 
 QUEUED_LOOK_S = 0.25  # how often an item not begun yet is looked at: when it begins, its clock starts
+# how often a waited-for item looks for a stop: a result that arrives after one is not used (`page_map`
+# checks before `on_result`), and a worker killed half-way through sending its result leaves the
+# pool's reader waiting for the rest, so that result's future may never end at all
+STOP_LOOK_S = 0.25
 
 
 def _result(future: Future[R], item: object, began: Callable[[], float | None], limits: PageLimits) -> R:
@@ -311,9 +318,11 @@ def _result(future: Future[R], item: object, began: Callable[[], float | None], 
         timeout = None if not ends else max(0.0, min(ends) - time.monotonic())
         if budget is not None and start is None:  # not begun: look again shortly
             timeout = QUEUED_LOOK_S if timeout is None else min(timeout, QUEUED_LOOK_S)
+        timeout = STOP_LOOK_S if timeout is None else min(timeout, STOP_LOOK_S)
         try:
             return future.result(timeout=timeout)
         except FutureTimeout:
+            interrupt.check()
             if (start is not None and time.monotonic() >= start + budget) or past_deadline(limits.deadline):
                 raise
 

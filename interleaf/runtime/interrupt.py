@@ -5,7 +5,10 @@ stops between results, and a unit cut short ends `interrupted` in the ledger wit
 (the warehouse writes parts atomically, the commit part last). After a grace period the page
 workers are stopped, so that a long chunk of pages cannot hold the exit past a few seconds. The
 command then prints one line and exits 130. A second signal exits at once, still 130: the children
-die with the process (see `interleaf/runtime/children.py`).
+die with the process (see `interleaf/runtime/children.py`). So does whatever still runs HARD_S after
+the first signal (a flow's teardown or a server's stop slowed by a busy machine): the stop is a
+promise of seconds, and an exit at any point leaves nothing half-written (parts are written under a
+temporary name, then renamed; the next command closes the ledger rows of a process that is gone).
 
 Logging is switched off at the first signal: what Prefect's engines report about a stop we asked
 for (crashed task runs, the temporary server going away) is not news to the user, and it arrives
@@ -29,6 +32,9 @@ from types import FrameType
 
 EXIT_CODE = 130
 GRACE_S = 3.0  # running units get this long to finish before their page workers are stopped
+# then the command exits however far its own ending got: the bound the stop tests hold it to
+# (tests/test_interrupt.py, benchmarks/repeat_interrupt.py), less the time an exit takes
+HARD_S = 8.0
 RESUME = "run the same command again to resume"
 
 _stop = threading.Event()
@@ -37,6 +43,7 @@ _on_stop: list[Callable[[], None]] = []
 # held while the `interrupted:` line or a `say` is printed: a `say` that began before the signal
 # ends before that line, and one that begins after it prints nothing
 _printing = threading.Lock()
+_told = threading.Event()  # the `interrupted:` line is out
 
 
 class Interrupted(Exception):
@@ -85,6 +92,19 @@ def _stopping() -> None:
     _run(_on_signal)
     threading.Event().wait(GRACE_S)
     _run(_on_stop)
+    threading.Event().wait(HARD_S - GRACE_S)
+    _exit_now()
+
+
+def _exit_now() -> None:
+    """What a second signal does, with the line when the command has not printed it yet. The lock is
+    waited for briefly: a `say` blocked on a full pipe must not hold the exit."""
+    if _printing.acquire(timeout=1.0):
+        if not _told.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                print(_line(""), file=sys.stderr, flush=True)
+        _printing.release()
+    os._exit(EXIT_CODE)
 
 
 def _run(actions: list[Callable[[], None]]) -> None:
@@ -124,5 +144,10 @@ def stopped(kept: str = "") -> None:
     """Print the one line and exit 130. `kept`: what the command committed before the stop."""
     sys.stdout.flush()
     with _printing:
-        print(f"interrupted: {kept or 'what finished before the stop is kept'}; {RESUME}", file=sys.stderr, flush=True)
+        print(_line(kept), file=sys.stderr, flush=True)
+        _told.set()
     raise SystemExit(EXIT_CODE)
+
+
+def _line(kept: str) -> str:
+    return f"interrupted: {kept or 'what finished before the stop is kept'}; {RESUME}"
