@@ -81,8 +81,8 @@ SECTIONS = pa.schema(
         pa.field("ordinal", pa.int32(), nullable=False),  # document order
         pa.field("level", pa.int32(), nullable=False),  # 0 = the document, 1 = top headings
         pa.field("parent_id", pa.string()),
-        pa.field("label", pa.string()),  # "Exhibit 2.3.59-14", "2.3.59.6", "Chapter 12"; null when unnumbered
-        pa.field("number", pa.string()),  # the label's comparable number: "2.3.59-14"
+        pa.field("label", pa.string()),  # "Exhibit 7.4.12-14", "7.4.12.6", "Chapter 12"; null when unnumbered
+        pa.field("number", pa.string()),  # the label's comparable number: "7.4.12-14"
         pa.field("title", pa.string(), nullable=False),
         pa.field("path", pa.string(), nullable=False),  # root to this section, joined by " > "
         pa.field("page_start", pa.int32(), nullable=False),  # 0-based

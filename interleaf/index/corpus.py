@@ -5,7 +5,7 @@ box and, when the describe stage has run, their OCR-text / table Markdown / VLM-
 VLM-text carries more than OCR-text), so the text retrievers find them too. Each quote is prefixed
 with a contextual header, its document title and section path (interleaf.structure.context): in
 corpus scope, a passage that never names its subject is otherwise indistinguishable from one in
-another document, and a table row three pages into "Exhibit 2.3.59-14" never says "Exhibit 2.3.59-14".
+another document, and a table row three pages into "Exhibit 7.4.12-14" never says "Exhibit 7.4.12-14".
 A table continued across pages carries its first part's title and header row.
 """
 

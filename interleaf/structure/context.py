@@ -1,6 +1,6 @@
 """Contextual headers: what a quote's indexed text carries besides its own words.
 
-A table row three pages into "Exhibit 2.3.59-14" never says "Exhibit 2.3.59-14"; the question does.
+A table row three pages into "Schedule 4.2-7" never says "Schedule 4.2-7"; the question does.
 The header gives every quote the document title and its section path, and a table or figure its
 caption and, for a part of a table continued from an earlier page, the first part's title and header
 row, so the retrievers see the names a reader navigates by (contextual retrieval: the chunk is
@@ -13,7 +13,7 @@ from interleaf.structure.sections import PATH_SEPARATOR
 from interleaf.structure.tables import TablePart
 
 # The deepest levels of a section path kept in a header: the leaf names the unit, its parents the
-# part of the document; the root levels ("Codex DAO > MAIN GAME") repeat over thousands of quotes.
+# part of the document; the root levels ("Field Guide > PART ONE") repeat over thousands of quotes.
 PATH_LEVELS = 3
 MAX_HEADER_CHARS = 300
 

@@ -1,7 +1,7 @@
 """Running headers and footers the parser kept as content.
 
-A long manual prints the same line at the top or bottom of every page ("Command Codes BMFOL and
-BMFOR 2.3.59 page 47", "Internal Revenue Manual", "Cat. No. 28171E (12-12-2022)"). Where the layout
+A long manual prints the same line at the top or bottom of every page ("Service Codes and
+Forms 7.4.12 page 47", "Operations Manual", "Cat. No. 40417K (03-05-2031)"). Where the layout
 model calls it text, it is indexed as a quote, and a question that names the manual matches it on
 every page: the top of the ranking fills with page furniture. A line is furniture when, with its
 numbers folded, it recurs in the top or bottom band of many pages.

@@ -1,10 +1,10 @@
 """Numbered headings: the labels a reader navigates long documents by.
 
-"2.3.59.6", "Exhibit 2.3.59-12", "Chapter 12", "Appendix B", "Section 4.2", "Part III": a label is a
+"7.4.12.6", "Exhibit 7.4.12-12", "Chapter 12", "Appendix B", "Section 4.2", "Part III": a label is a
 kind word (optional for dotted numbers) and a number. Parsed from the first line of a quote, from an
-outline entry's title, from a running header ("Exhibit 2.3.59-14 (Cont. 3) (01-17-2017)") or from a
-question's words, they all reduce to one comparable `key`, so a question's "Exhibit 2.3.59-14" finds
-the outline's "2.3.59-14   Command Code BMFOL Entity Display".
+outline entry's title, from a running header ("Exhibit 7.4.12-14 (Cont. 3) (01-17-2017)") or from a
+question's words, they all reduce to one comparable `key`, so a question's "Exhibit 7.4.12-14" finds
+the outline's "7.4.12-14   Quarterly Account Summary".
 """
 
 from __future__ import annotations
@@ -42,14 +42,14 @@ SECTION_KINDS = frozenset(KIND_WORDS.values()) - {"table", "figure"}
 
 _DASH = "\\-\u2010\u2011\u2012\u2013\u2014"  # escaped for character classes
 # the shared number grammar ("3", "3b", "2-2", "5.4", "IV"; interleaf.text.references), plus what
-# structural labels add: any dash between parts ("2.3.59‑14"), full roman numerals ("Part XL"), and a
+# structural labels add: any dash between parts ("7.4.12‑14"), full roman numerals ("Part XL"), and a
 # capital letter, alone or with parts ("Appendix B", "Annex A.2")
 _NUM = rf"(?:{NUMBER}|\d+(?:\.\d+)*(?:[{_DASH}]\d+)+|[IVXLCDM]+|[A-Z](?:[.{_DASH}]\d+)*)"
 _KIND_RE = "|".join(re.escape(k) for k in sorted(KIND_WORDS, key=len, reverse=True))
-# "Exhibit 2.3.59-14", "Chapter 12", "Appendix B", "IRM 2.3.59.6" (the kind word is required)
+# "Exhibit 7.4.12-14", "Chapter 12", "Appendix B", "Section 7.4.12.6" (the kind word is required)
 # the kind word in any case, then a space ("§" may touch its number); the number keeps its case: "Appendix B"
 LABELLED = re.compile(rf"(?<![\w.])(?P<kind>(?i:{_KIND_RE}))(?:\s+|(?<=§))(?P<num>{_NUM})(?![\w{_DASH}]|\.\d)")
-# a bare dotted or hyphenated number at the start of a heading: "2.3.59.6", "2.3.59-14", "4.2"
+# a bare dotted or hyphenated number at the start of a heading: "7.4.12.6", "7.4.12-14", "4.2"
 DOTTED = re.compile(rf"^(?P<num>\d+(?:\.\d+)+(?:[{_DASH}]\d+)?|\d+(?:[{_DASH}]\d+)+)(?![\w.{_DASH}])")
 CONTINUED = re.compile(r"\((?:cont(?:inued|'d|\.)?(?:\s*\d+)?)\)|\bcontinued\b|\bcont\.\s*\d*", re.IGNORECASE)
 _DATE = re.compile(rf"\(\s*\d{{1,2}}[{_DASH}/]\d{{1,2}}[{_DASH}/]\d{{2,4}}\s*\)")
@@ -61,7 +61,7 @@ MAX_HEADING_WORDS = 14
 @dataclass(frozen=True)
 class Heading:
     kind: str  # exhibit, chapter, section, ... ; "" for a bare dotted number
-    number: str  # dashes folded to "-": "2.3.59-14"
+    number: str  # dashes folded to "-": "7.4.12-14"
     title: str  # the words after the label, dates and continuation marks removed
     continued: bool = False  # "(Cont. 3)": a running header of a unit that started earlier
 
@@ -75,12 +75,12 @@ class Heading:
 
     @property
     def depth(self) -> int:
-        """Nesting by the number itself: 2.3.59 -> 3, 2.3.59.6 -> 4, 2.3.59-14 -> 4 (an exhibit of 2.3.59)."""
+        """Nesting by the number itself: 7.4.12 -> 3, 7.4.12.6 -> 4, 7.4.12-14 -> 4 (an exhibit of 7.4.12)."""
         return len(re.split(r"[.\-]", self.number))
 
     @property
     def parent_key(self) -> str | None:
-        """The number this one nests under: 2.3.59.6 -> 2.3.59, 2.3.59-14 -> 2.3.59, 4 -> None."""
+        """The number this one nests under: 7.4.12.6 -> 7.4.12, 7.4.12-14 -> 7.4.12, 4 -> None."""
         parts = re.split(r"([.\-])", self.number)
         return number_key("".join(parts[:-2])) if len(parts) >= 3 else None
 
@@ -112,7 +112,7 @@ def clean_title(text: str) -> tuple[str, bool]:
 def parse_heading(text: str, allow_bare: bool = True) -> Heading | None:
     """The heading a quote or outline entry starts with, or None.
 
-    `allow_bare`: accept a bare dotted number ("2.3.59.6 Background"); an outline entry or a quote's
+    `allow_bare`: accept a bare dotted number ("7.4.12.6 Background"); an outline entry or a quote's
     own first line can be one, a sentence in a paragraph cannot (hence the first-line length limit)."""
     stripped = text.strip()
     if not stripped:
@@ -133,7 +133,7 @@ def parse_heading(text: str, allow_bare: bool = True) -> Heading | None:
         m = DOTTED.match(first_line)
         if m:
             rest = first_line[m.end() :]
-            # "2.3.59.5 (01-16-2020) Restoring RRR ..." or "4.2 Results"; not "5.3 percent of ..."
+            # "7.4.12.5 (01-16-2020) Restoring access ..." or "4.2 Results"; not "5.3 percent of ..."
             if rest.strip() and not re.match(r"\s*(?:\(|[A-Z])", rest):
                 return None
             lines = stripped.splitlines()[1:4]
@@ -144,7 +144,7 @@ def parse_heading(text: str, allow_bare: bool = True) -> Heading | None:
 
 @dataclass(frozen=True)
 class Reference:
-    """A label a question or a sentence mentions: "Exhibit 2.3.59-12", "IRM 2.3.59.6", "Table 2-2"."""
+    """A label a question or a sentence mentions: "Exhibit 7.4.12-12", "Section 7.4.12.6", "Table 2-2"."""
 
     kind: str  # "" where the text gave none
     number: str
@@ -156,8 +156,8 @@ class Reference:
         return number_key(self.number)
 
 
-# a dotted number standing alone in running text: "section 2.3.59.6" is caught by LABELLED, this
-# catches "see 2.3.59.6" (at least three components, so "3.5 million" is not a reference)
+# a dotted number standing alone in running text: "section 7.4.12.6" is caught by LABELLED, this
+# catches "see 7.4.12.6" (at least three components, so "3.5 million" is not a reference)
 _BARE_IN_TEXT = re.compile(rf"(?<![\w.{_DASH}])(?P<num>\d+(?:\.\d+){{2,}}(?:[{_DASH}]\d+)?)(?![\w{_DASH}]|\.\d)")
 
 

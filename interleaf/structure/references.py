@@ -1,9 +1,9 @@
 """A question's references to the document's structure, resolved to sections and captioned items.
 
 Read from the question's own words:
-- labels: "Exhibit 2.3.59-12", "IRM 2.3.59.6", "section 4.2", "Chapter 12" (`headings.find_references`)
-  name the section with that number; a number that only prefixes section numbers ("IRM 2.3.59" over
-  2.3.59.1, 2.3.59-14, ...) names all of them, i.e. the part of the document they make up;
+- labels: "Exhibit 7.4.12-12", "Section 7.4.12.6", "section 4.2", "Chapter 12" (`headings.find_references`)
+  name the section with that number; a number that only prefixes section numbers ("Section 7.4.12" over
+  7.4.12.1, 7.4.12-14, ...) names all of them, i.e. the part of the document they make up;
 - titles: a phrase the question quotes ('The Summer Sword') or a multi-word section title it contains
   names the section with that title; a quoted phrase that starts several titles ('The Legend of
   Calenhad' over "The Legend of Calenhad: Chapter 1", "...: Chapter 2") names the series; one that is
@@ -63,8 +63,8 @@ def _kind_of(label: str | None) -> str:
 
 
 def _kinds_agree(asked: str, has: str) -> bool:
-    """ "Exhibit 2.3.59-14" finds an outline entry "2.3.59-14" (no kind word); "Chapter 2" never finds
-    "Appendix 2"; "IRM 2.3.59.6" / "section 2.3.59.6" find the bare "2.3.59.6"."""
+    """ "Exhibit 7.4.12-14" finds an outline entry "7.4.12-14" (no kind word); "Chapter 2" never finds
+    "Appendix 2"; "Section 7.4.12.6" / "section 7.4.12.6" find the bare "7.4.12.6"."""
     return not asked or not has or asked == has or {asked, has} <= {"section", ""}
 
 
@@ -95,8 +95,8 @@ def descendants(sections: Sequence[Row]) -> dict[str, set[str]]:
 
 
 def most_specific(resolved: Sequence[Resolved]) -> list[Resolved]:
-    """Drop a reference whose sections include all of another's: "IRM 2.3.59" beside "Exhibit
-    2.3.59-14", or a chapter beside the entry of it the question quotes."""
+    """Drop a reference whose sections include all of another's: "Section 7.4.12" beside "Exhibit
+    7.4.12-14", or a chapter beside the entry of it the question quotes."""
     sets = [set(r.section_ids) for r in resolved]
     return [
         r

@@ -20,7 +20,7 @@ from interleaf.structure.references import SectionResolver, item_labels, resolve
 
 @dataclass(frozen=True)
 class Scope:
-    text: str  # the question's words that point: "Exhibit 2.3.59-14", "the summer sword", "Table 2-2"
+    text: str  # the question's words that point: "Exhibit 7.4.12-14", "the summer sword", "Table 2-2"
     how: str  # label, label-prefix, title, title-series, title-part, item
     query: str  # what to ask inside the scope
     mask: np.ndarray  # bool over the loaded quotes
@@ -80,7 +80,7 @@ class QuoteScopes:
                 mask = self.quote_mask(item.quote_ids)
                 if doc_id is not None:
                     mask &= self._doc_ids == doc_id
-                # "Exhibit 2.3.59-14" names a section and its screen image alike: the section holds both
+                # "Exhibit 7.4.12-14" names a section and its screen image alike: the section holds both
                 if fold(item.text) not in named and mask.any():
                     out.append(Scope(item.text, "item", question.strip(), mask))
         return out

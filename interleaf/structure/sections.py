@@ -1,8 +1,8 @@
 """A document's section tree, and the section every quote sits in.
 
 Sources, best first: the PDF outline (bookmarks) where there is one; numbered headings at the start
-of quotes ("2.3.59.6", "Exhibit 2.3.59-12", "Chapter 12") and title quotes otherwise; running
-headers ("Exhibit 2.3.59-14 (Cont. 3)") for units whose first page carries no heading the parser kept.
+of quotes ("7.4.12.6", "Exhibit 7.4.12-12", "Chapter 12") and title quotes otherwise; running
+headers ("Exhibit 7.4.12-14 (Cont. 3)") for units whose first page carries no heading the parser kept.
 An outline entry is anchored to the quote that carries its heading (same number, or same words), else
 to its destination's height on the page, else to the top of its page. A quote belongs to the last
 section that starts at or before it in reading order.
@@ -58,7 +58,7 @@ def section_id(doc_id: str, ordinal: int) -> str:
 
 
 def _display(start: _Start) -> str:
-    """The heading as a reader sees it: "Exhibit 2.3.59-14 Command Code BMFOL Entity Display"."""
+    """The heading as a reader sees it: "Exhibit 7.4.12-14 Quarterly Account Summary"."""
     h = start.heading
     if h is None:
         return start.title
@@ -78,7 +78,7 @@ def _is_body(q: dict[str, Any]) -> bool:
 def _heading_of(q: dict[str, Any]) -> Heading | None:
     h = parse_heading(q.get("text") or "")
     if h is None and q.get("caption"):
-        h = parse_heading(q["caption"])  # a table whose caption is "Exhibit 2.3.59-115 (01-18-2005) ..."
+        h = parse_heading(q["caption"])  # a table whose caption is "Exhibit 7.4.12-115 (01-18-2005) ..."
     return h if h is not None and (h.kind in SECTION_KINDS or h.kind == "") else None
 
 
@@ -140,7 +140,7 @@ def _outline_starts(toc: Sequence[OutlineEntry], by_page: dict[int, list[dict[st
                 heading = Heading(own.kind, heading.number, heading.title, False)
         level = entry.level
         if heading is not None:
-            # a flat outline of numbered entries ("2.3.59.1", "2.3.59.1.1") nests by the numbers
+            # a flat outline of numbered entries ("7.4.12.1", "7.4.12.1.1") nests by the numbers
             parent = heading.parent_key
             if parent is not None and parent in level_of_number:
                 level = max(level, level_of_number[parent] + 1)
@@ -165,7 +165,7 @@ def _heading_starts(ordered: list[dict[str, Any]], page_height: dict[int, float]
                 if not (h.continued or top):
                     continue  # a footer names the page's last section, not where one starts
                 if not h.continued and any(k.startswith(h.key + ".") or k.startswith(h.key + "-") for k in known):
-                    continue  # "2.3 IDRS Terminal Responses" over 2.3.59.x pages: an ancestor, not a new unit
+                    continue  # "7.4 Account Services" over 7.4.12.x pages: an ancestor, not a new unit
                 # a running header of a unit whose first page showed no heading: it starts here
                 starts.append(_Start(q["page_idx"], -1, h.depth, h.title, h, "running_header"))
             else:

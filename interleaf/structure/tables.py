@@ -2,7 +2,7 @@
 header row.
 
 A long table is cut by page breaks into one quote per page; only the first part carries the caption
-("Exhibit 2.3.59-14 ... Entity Display"), and often only the first part carries the header row
+("Exhibit 7.4.12-14 ... Account Summary"), and often only the first part carries the header row
 ("LINE POSITION DESCRIPTION AND VALIDITY"). A later part alone names neither, so a question that
 names the table cannot find it. Parts are linked when a table follows a table of the previous page in
 the same section and says it continues ("(Cont. 3)", "continued"), repeats the header row, or has no
@@ -57,7 +57,7 @@ def _is_header(line: str, cells: list[str] | None = None) -> bool:
 def header_row(text: str | None, table_md: str | None = None) -> str | None:
     """A table's header row: the Markdown table's first row, else the first line of its text (after a
     heading line) made of words only. A first row that is not column names (the describer's table of
-    a continued exhibit starts "2.3.59-14 (Cont. | 1) (01-17-2017)") falls back to the text."""
+    a continued exhibit starts "7.4.12-14 (Cont. | 1) (01-17-2017)") falls back to the text."""
     if table_md:
         lines = [ln for ln in table_md.splitlines() if ln.strip()]
         if len(lines) > 1 and _MD_SEPARATOR.match(lines[1]):
