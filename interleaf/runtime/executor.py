@@ -217,7 +217,8 @@ def page_map(
     workers: int, on_result: Callable[[R], None] | None = None, limits: PageLimits = PageLimits()
 ) -> Callable[[Callable[[T], R], Iterable[T]], Iterator[R | Lost]]:
     """A `map` that runs in `workers` processes (inline when 1 and no item limit is set), calling `on_result` as results
-    arrive, in order; it raises `interrupt.Interrupted` between items once a stop was asked for.
+    arrive, in order; once a stop was asked for, it raises `interrupt.Interrupted` between items and
+    while it waits for one.
     Inline, an item cannot be cut short: only the deadline is held, between items."""
 
     def inline(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R | Lost]:
@@ -253,8 +254,7 @@ def page_map(
                 interrupt.check()  # the workers were killed for a stop, not by this item
                 lost = Lost("crashed", f"its worker process died ({exc})")
                 pool = _rebuilt(pool, window, fn, workers, limits, kill=False)
-            except FutureTimeout:
-                interrupt.check()
+            except FutureTimeout:  # `_result` raised Interrupted instead where a stop was asked for
                 if past_deadline(limits.deadline):
                     future.cancel()
                     for _, _, other in window:
@@ -300,11 +300,11 @@ def wait_s(item: object, limits: PageLimits) -> float | None:
     return min(waits) if waits else None
 
 
-QUEUED_LOOK_S = 0.25  # how often an item not begun yet is looked at: when it begins, its clock starts
-# how often a waited-for item looks for a stop: a result that arrives after one is not used (`page_map`
-# checks before `on_result`), and a worker killed half-way through sending its result leaves the
-# pool's reader waiting for the rest, so that result's future may never end at all
-STOP_LOOK_S = 0.25
+# how often a waited-for item is looked at: one not begun yet, for when it begins (its clock starts
+# then); any, for a stop: a result that arrives after one is not used (`page_map` checks before
+# `on_result`), and a worker killed half-way through sending its result leaves the pool's reader
+# waiting for the rest, so that result's future may never end at all
+LOOK_S = 0.25
 
 
 def _result(future: Future[R], item: object, began: Callable[[], float | None], limits: PageLimits) -> R:
@@ -316,9 +316,7 @@ def _result(future: Future[R], item: object, began: Callable[[], float | None], 
         start = None if budget is None else began()
         ends = [t for t in (limits.deadline, None if start is None else start + budget) if t is not None]
         timeout = None if not ends else max(0.0, min(ends) - time.monotonic())
-        if budget is not None and start is None:  # not begun: look again shortly
-            timeout = QUEUED_LOOK_S if timeout is None else min(timeout, QUEUED_LOOK_S)
-        timeout = STOP_LOOK_S if timeout is None else min(timeout, STOP_LOOK_S)
+        timeout = LOOK_S if timeout is None else min(timeout, LOOK_S)
         try:
             return future.result(timeout=timeout)
         except FutureTimeout:
