@@ -118,7 +118,7 @@ def _value_axis(lines: Sequence[Line]) -> bool:
 
 
 def _last_number(text: str) -> float | None:
-    """The number a cell ends with ("hf-measure 0,5": 0.5; "1,200": 1200), or None."""
+    """The number a cell ends with ("score-b 0,5": 0.5; "1,200": 1200), or None."""
     words = text.split()
     if not words:
         return None

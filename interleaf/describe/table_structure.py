@@ -14,14 +14,14 @@ composer and the index read it that way):
   holds a number or a mark (✓, X, -); else the leading rows before the first row holding one (at
   least one row). A caption the layout box took in ("Table 2-2 ...") is not a row. A header of
   several rows becomes one row: a column's own lines are joined with a space (a wrapped
-  "Polarization / resistance (Ω)"), and a header spanning several columns is put before each of
-  them with " · " ("Top-100 · TREC"). Which columns a spanning header covers: those under a rule
+  "Tensile / strength (MPa)"), and a header spanning several columns is put before each of
+  them with " · " ("Top-50 · FAQ"). Which columns a spanning header covers: those under a rule
   drawn beneath it within the header; else, for a first-row header with a sub-header of its own,
   the widest run of columns beside it headed only in the last row that it stands centred over,
   never across a vertical rule. A column with no header under a phrase printed across it and its
   neighbour ("Train" over two columns of numbers) takes that phrase.
 - **Groups of rows.** Full-width rules cut the body into bands. In a band whose only first-column
-  label is on a row of its own (printed centred beside the rows, as DPR's "Single" / "Multi"), or
+  label is on a row of its own (printed centred beside the rows, as a "Solo" / "Joint" often is), or
   on one of its rows, the label is repeated on every row of the band; but a band whose label is on
   its first line, followed by sparse lines or lines without numbers, is one row whose cells ran
   onto several lines. Without rules, a label on a row of its own squeezed between two rows (less

@@ -15,7 +15,7 @@ class LLMConfig(Strict):
     model: str | None = None
     gguf_file: str | None = None
     device: str = "cpu"  # where the model runs: cpu, cuda, cuda:1, mps
-    n_queries: int = Field(3, ge=1, le=10)  # RefLVQA Table 14: "generate {N} search queries"
+    n_queries: int = Field(3, ge=1, le=10)  # RefLVQA Table 14: its prompt sets how many queries to write
     max_new_tokens: int = Field(96, ge=8)
 
     def fingerprint_config(self) -> dict[str, Any]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 
 # a question's sentences: after "?" or ";", then a space or a capital straight after it
-# ("... in the report?Please write ...")
+# ("... on the map?Please write ...")
 _SENTENCE_BREAK = re.compile(r"(?<=[?;])(?:\s+|(?=[A-Z]))")
-# where an instruction may start too: after "." then a space and a capital ("... the software. Your
+# where an instruction may start too: after "." then a space and a capital ("... the pump. Your
 # answer should be formatted as ...")
 _STATEMENT_BREAK = re.compile(r"(?<=\.)\s+(?=[A-Z])")
 _INSTRUCTION = re.compile(
     r"^(?:please\s+)?(?:(?:directly\s+)?answer|write|give|return|round|represent|list|format|save|express|report"
-    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b"  # \w*: "writeh", a typo the asker left
-    r"|^for\s+(?:example|instance)\b",  # an example of the answer's form: "For example: 1883 Dec.7"
+    r"|provide|(?:your|the)\s+(?:answer|report|response))\w*\b"  # \w*: a typo that runs on ("answerr")
+    r"|^for\s+(?:example|instance)\b",  # an example of the answer's form: "For example: 1907 Mar.4"
     re.I,
 )
 # an example of the answer's form: quoted, bracketed, or the word after "e.g."; a sentence that is one
@@ -60,7 +60,7 @@ def instructions(question: str) -> list[str]:
 
 def told_years(question: str) -> list[str]:
     """The years an instruction gives outside its examples (quoted, bracketed): "Please write the
-    answer as a list, e.g., ["9%","8%"], in the survey of July 18-September 30, 2013" still dates
+    answer as a list, e.g., ["12%","7%"], in the survey of March 3-April 20, 2016" still dates
     what is asked. Worth, on the dev half: one unanswerable question refused (a survey's year
     changed), its answerable twin not; no other question's instruction gives a year."""
     told = " ".join(_EXAMPLE.sub(" ", s) for s in instructions(question) if not _FOR_EXAMPLE.match(s))

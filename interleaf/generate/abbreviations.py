@@ -1,4 +1,4 @@
-"""Abbreviations a document defines ("WebQuestions (WQ)", "natural language processing (NLP)"), so
+"""Abbreviations a document defines ("CityQuests (CQ)", "remote sensing imagery (RSI)"), so
 that a question's words find a table's labels: a question saying the long form is also read with
 the short one, and the other way round.
 
@@ -41,7 +41,7 @@ def _long_form(short: str, words: list[str]) -> str | None:
         if candidate.lower() == short.lower():
             return None
         if start == len(words) - 1 and short.lower() in candidate.lower():
-            return candidate  # one word that holds it: "CuratedTREC (TREC)"
+            return candidate  # one word that holds it: "ArchivedFAQ (FAQ)"
         if _matches(letters, candidate.lower()) and candidate[0].lower() == letters[0]:
             return candidate if len(candidate) > len(short) else None
     return None

@@ -14,7 +14,7 @@ NOT_IN_DOCUMENTS = "The documents do not say"
 
 
 def abstention(asked: str, why: str | None = None) -> str:
-    """`The documents do not say what Tesla's closing stock price was: no quote mentions Tesla.`"""
+    """`The documents do not say what Norvane's closing stock price was: no quote mentions Norvane.`"""
     asked = asked.strip().rstrip("?.! ")
     asked = asked[:1].lower() + asked[1:] if asked[:2] != asked[:2].upper() else asked
     return f"{NOT_IN_DOCUMENTS} {asked}" + (f": {why}." if why else ".")

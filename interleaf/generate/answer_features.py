@@ -47,7 +47,7 @@ FEATURES = (
     "quote_rank",  # 1 / (1 + the retriever's rank of its quote)
     "unit_rank",  # 1 / (1 + its rank by the rule-based score)
     "number_asked_given",  # the question asks for a quantity and it states one, not the question's, not a date's
-    "number_asked_missing",  # ... and it states none ("as of January 28, 2023" states no quantity)
+    "number_asked_missing",  # ... and it states none ("as of February 17, 2026" states no quantity)
     # the question asks when and it states a year or a month, or asks for a web or email address and
     # it gives one
     "kind_asked_given",

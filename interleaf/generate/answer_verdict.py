@@ -36,7 +36,7 @@ def answer_verdict(question: str, sentences: Sequence[CheckedSentence], quotes: 
             cut_off = [q for q in quotes if q.kind == "caption" and (q.doc_id, q.page_idx) in pages]
             context = "\n".join(quote_text(q) for q in [*cited, *cut_off])
             doc = cited[0] if cited else None
-            # a number the question names may be in a cited table's caption ("in 0.5 M H2SO4")
+            # a number the question names may be in a cited table's caption ("in 1.2 M HNO3")
             own = "\n".join([texts[i], *(caption_of(q) for q in cited if q.modality == "image")])
             evidence = Evidence(
                 texts[i],

@@ -1,12 +1,12 @@
 """What a question asks for, read from its words alone: its parts, and for each part the anchors an
 answer must be about and the kind of value it must give.
 
-A multi-part question asks several things ("How many ... and how long ...?", "What revenue and net
-profit ...?", "... DPR and BM25 each ..."): each part is answered, or said missing, on its own.
-A part's anchors are what the evidence repeats verbatim: names and acronyms ("Tesla", "MAUVE",
-"LLaVa-OneVision"), code-like tokens ("PACKAGE_VERSION", "Top-100", "H2SO4"), numbers ("12 g",
-"Pillar 4") and quoted phrases. Anchors that say where to look rather than what is asked
-("according to GAO-23-106826", "the DPR paper", "MAVIS Table 4") are sources, and float references
+A multi-part question asks several things ("How many ... and how long ...?", "What revenue and operating
+margin ...?", "... Kestrel and Okapi each ..."): each part is answered, or said missing, on its own.
+A part's anchors are what the evidence repeats verbatim: names and acronyms ("Norvane", "VELOX",
+"Vireo-Omni"), code-like tokens ("BUILD_LEVEL", "Top-50", "HNO3"), numbers ("40 mg",
+"Tier 4") and quoted phrases. Anchors that say where to look rather than what is asked
+("according to RPT-31-20417", "the Kestrel paper", "Osprey Table 4") are sources, and float references
 ("Table 5") are locators: neither is required of the sentence that answers. A part wants a number
 ("how many", "what ... accuracy"), a date ("when"), an amount of a named currency ("how many
 dollars"), or text.
@@ -36,7 +36,7 @@ _WH = r"(?:what|which|who|whom|whose|when|where|why|how|combien|quel|quelle|quel
 # Where one question ends and the next begins: "?" or ";", and ", and how/what ..." (as the rules
 # expander splits: interleaf/expand/rules.py)
 _SPLIT_AND = re.compile(rf"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?={_WH}\b)", re.I)
-# Words that end the phrase a wh-word asks about: "what [Top-20 retrieval accuracy] does ...".
+# Words that end the phrase a wh-word asks about: "what [Top-5 ranking accuracy] does ...".
 _VERBS = frozenset(
     """
     is are was were be been does do did has have had can could will would should may might must
@@ -46,7 +46,7 @@ _VERBS = frozenset(
     achieve achieves show shows list lists say says describe describes call calls cut cuts
     """.split()  # noqa: SIM905 (a word list reads best as words)
 )
-# The wh-phrases that ask for a quantity; "what is the value of X" does not (a value may be *CHANGE).
+# The wh-phrases that ask for a quantity; "what is the value of X" does not (a value may be *PERMIT).
 _WANTS_NUMBER = re.compile(
     r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|tall|wide|heavy)|combien"
     r"|what\s+(?:percentage|percent|share|proportion|number|amount|fraction))\b",
@@ -54,7 +54,7 @@ _WANTS_NUMBER = re.compile(
 )
 _WANTS_DATE = re.compile(r"^(?:when|(?:what|which|in\s+which)\s+(?:date|year|month|day))\b", re.I)
 # The first wh-word, and what comes before what it asks about: "how many", "what is the", "which type of".
-# "how many [men]" asks about men; "how long is tamoxifen taken" about no noun: a copula is skipped
+# "how many [visitors]" asks about visitors; "how long is the permit valid" about no noun: a copula is skipped
 # after "what is the", not after "how long".
 _ASKING = re.compile(
     rf"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|tall|wide|heavy)\b"
@@ -63,7 +63,7 @@ _ASKING = re.compile(
     re.I,
 )
 # Words that say what kind of value is asked ("what [date]", "what [share]"), not what it is about,
-# and counts the evidence need not repeat ("the four stages")
+# and counts the evidence need not repeat ("the five phases")
 KIND_WORDS = frozenset(
     """
     one two three four five six seven eight nine ten first second third date year month day time number amount
@@ -77,7 +77,7 @@ _COMPARATIVES = frozenset(
 _PREPOSITIONS = frozenset(
     ("for", "of", "in", "on", "at", "to", "with", "by", "from", "according", "among", "between", "per")
 )
-# A measured quantity named as what is asked: "what [Top-1 accuracy]", "what MAUVE [score]".
+# A measured quantity named as what is asked: "what [Top-3 accuracy]", "what VELOX [score]".
 _MEASURES = frozenset(
     """
     accuracy accuracies score scores rate rates ratio ratios percentage percentages percent share proportion
@@ -102,47 +102,47 @@ _DOC_NOUN = (
 )
 _DOC_NOUN_WORDS = re.sub(r"[^a-z]+", " ", _DOC_NOUN.replace("guidelines?", "guideline"))
 _NAME = r"[A-Z][\w.&/+-]*(?:\s+(?:of\s+|for\s+|the\s+|and\s+)?[A-Z0-9][\w.&/+-]*)*"
-# Phrases that name the source, not the thing asked: "according to X", "X's Figure 2", "the DPR
-# paper", "MAVIS Table 4", and a closing "in Understanding Breast Cancer?".
+# Phrases that name the source, not the thing asked: "according to X", "X's Figure 2", "the Kestrel
+# paper", "Osprey Table 4", and a closing "in A Guide to Home Composting?".
 _SOURCES = [
     re.compile(r"\baccording\s+to\s+(?:the\s+)?([^,?;]+)", re.I),
     re.compile(rf"\b({_NAME})['’]s?\s+(?:(?i:{REFERENCE.pattern})|{_DOC_NOUN}\b)"),
     re.compile(rf"\b(?:the|its|this|that)\s+((?:[\w.&/+-]+\s+){{0,5}}?){_DOC_NOUN}\b", re.I),
     re.compile(rf"\b({_NAME})\s+(?=(?i:{REFERENCE.pattern}))"),
     re.compile(rf"\b(?:in|of|from)\s+({_NAME}\s+{_NAME})\s*[?.]?\s*$"),
-    # what the source is about: "Backus's paper on FFP systems", "the report on disaster insurance"
+    # what the source is about: "Hale's paper on lattice filters", "the report on crop insurance"
     re.compile(rf"\b{_DOC_NOUN}\s+(?:on|about)\s+([^,?;()]+?)(?=\s*[(,?;]|\s+(?:{'|'.join(_AUX)})\b|$)", re.I),
 ]
-# A locator: a quoted name of a float ("the 'How cancer spreads' diagram").
+# A locator: a quoted name of a float ("the 'How rivers form' diagram").
 _LOCATOR_NOUN = re.compile(r"^\s*(?:diagram|figure|table|chart|graph|panel|illustration|section|box)\b", re.I)
 _QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
-# Code-like tokens the expander's entity pattern can miss after a capitalised wh-word ("What MAUVE"):
+# Code-like tokens the expander's entity pattern can miss after a capitalised wh-word ("What VELOX"):
 # capitals after the first letter, letters with digits, `_` or `@`.
 _CODE = re.compile(
     r"(?<![\w@])(?=[\w@*.+/-]*(?:[A-Za-z][\w@*.+/-]*[A-Z]|\d[\w.-]*[A-Za-z]|[A-Za-z][\w.-]*\d|_|@))"
     r"[*]?[A-Za-z0-9][\w@*.+/-]*[\w%]"
 )
-# "Tesla", "Loghain", and with its numeral "Stage I", "Pillar 4", "Grade 3"
+# "Norvane", "Aldric", and with its numeral "Stage I", "Tier 4", "Grade 3"
 _CAPITALISED = re.compile(
     r"(?<![\w'’-])[A-Z][a-z]{2,}(?:[-'’][A-Za-z]+)*(?:\s+[A-Z][a-z]+(?:[-'’][A-Za-z]+)*)*"
     r"(?:\s+(?:[IVX]+|\d{1,3}[a-z]?)\b)?(?![\w-])"
 )
-# A year or a span of years ("2022", "2021-22") dates the question, as a source places it: a report
-# for 2021-22 does not repeat the year in each sentence.
+# A year or a span of years ("2026", "2026-27") dates the question, as a source places it: a report
+# for 2026-27 does not repeat the year in each sentence.
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
-# A day of a month ("March 31", "31st March"): a date places the question as a year does, and
-# documents write it in many ways ("31.03.2017", "31st March")
+# A day of a month ("August 14", "14th August"): a date places the question as a year does, and
+# documents write it in many ways ("14.08.2019", "14th August")
 _MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH})")
-# A fiscal year written with its prefix ("FY2017", "FY 2020"): the year is what a report prints
+# A fiscal year written with its prefix ("FY2019", "FY 2024"): the year is what a report prints
 _FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
-# What a "what code / ID" question wants back: a token of letters and digits ("U07.1", "QCRTAUT").
+# What a "what code / ID" question wants back: a token of letters and digits ("K42.7", "QSYSMODE").
 _CODE_HEADS = frozenset(("code", "codes", "id", "ids", "identifier", "identifiers", "symbol", "abbreviation"))
 # What a "which website / what email address" question wants back: a web or email address
 # (sentences.WEB_ADDRESS); "the address of …" alone may be a street's
 _ADDRESS_HEADS = frozenset(("website", "websites", "url", "urls", "web", "email", "e-mail", "homepage", "webpage"))
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")
-# What the expander's anchors must look like to be names here: no clause ("'s 45th Annual General
-# Meeting to be held, according to the report'" is two apostrophes, not a quotation).
+# What the expander's anchors must look like to be names here: no clause ("'s 12th Annual Shareholder
+# Forum set for next spring, as the report says'" is two apostrophes, not a quotation).
 _NAME_LIKE = re.compile(r"[\w@*.+/-]+(?:\s+[\w@*.+/&-]+){0,5}")
 _NAME_COMPOUND = re.compile(r"(?<=[A-Za-z0-9])-(?:based|derived|related|specific|like|style|sized|free|only)$")
 _POSSESSIVE = re.compile(r"['’]s?$")
@@ -186,11 +186,11 @@ class Part:
 def question_parts(question: str, is_label: Callable[[str], bool] | None = None) -> list[Part]:
     """The parts of a question, in order (one part for a simple question); none for a blank one.
     `is_label`: whether the documents print a phrase as a label of its own (a table's row, a line):
-    "Cash and cash equivalents" is then one thing asked, not two."""
+    "Fees and commissions" is then one thing asked, not two."""
     question = " ".join(question.split())
     if not question:
         return []
-    if _shouted(question):  # "WHAT IS THE 2nd OBJECTIVE OF ...": its capitals mark no name
+    if _shouted(question):  # "WHAT IS THE 3rd PRIORITY OF ...": its capitals mark no name
         question = question.lower()
     numbers = frozenset(numbers_in(question))
     sources = _source_spans(question)
@@ -219,9 +219,9 @@ def _split(question: str) -> list[str]:
 
 
 def _distribute(part: str, is_label: Callable[[str], bool] | None = None) -> list[str]:
-    """One part per item where the question coordinates what it asks ("What revenue and net profit
-    did ...") or who it asks it of ("can DPR and BM25/Lucene each process"); not where the documents
-    print the coordinated words as one label ("what is Cash and cash equivalents")."""
+    """One part per item where the question coordinates what it asks ("What revenue and operating margin
+    did ...") or who it asks it of ("can Kestrel and Okapi/Solr each process"); not where the documents
+    print the coordinated words as one label ("what is Fees and commissions")."""
     each = re.search(r"\b([\w./+-]+(?:\s+[\w./+-]+){0,2})\s+and\s+([\w./+-]+(?:\s+[\w./+-]+){0,2})\s+each\b", part)
     if each:
         left, right = each.group(1).split()[-1], each.group(2)
@@ -239,13 +239,13 @@ def _distribute(part: str, is_label: Callable[[str], bool] | None = None) -> lis
 
 
 def _asking(part: str) -> re.Match[str] | None:
-    """The first wh-word outside quotes ("the 'How cancer spreads' diagram" names, it does not ask)."""
+    """The first wh-word outside quotes ("the 'How rivers form' diagram" names, it does not ask)."""
     return _ASKING.search(_QUOTED.sub(lambda q: "_" * len(q.group(0)), part))
 
 
 def _wh_phrase(part: str) -> tuple[int, int] | None:
-    """The span of what the first wh-word asks about: "what [Top-20 retrieval accuracy] does",
-    "what is the [five-year survival rate] for", "how many [men] get"."""
+    """The span of what the first wh-word asks about: "what [Top-5 ranking accuracy] does",
+    "what is the [three-year retention rate] for", "how many [visitors] get"."""
     m = _asking(part)
     if m is None:
         return None
@@ -256,7 +256,7 @@ def _wh_phrase(part: str) -> tuple[int, int] | None:
         if token in _VERBS or token in _PREPOSITIONS or not token or (end == m.end() and token in _COMPARATIVES):
             break
         if end > m.end() and len(token) > 4 and token.endswith("ed") and not _noun_follows(words, i):
-            break  # "the four stages [depicted] in": a participle after the noun ends the phrase
+            break  # "the five phases [depicted] in": a participle after the noun ends the phrase
         end = m.end() + w.start() + len(w.group(0).rstrip(",?;:"))
         if w.group(0).endswith((",", "?", ";", ":")) or w.start() > 60:
             break
@@ -279,9 +279,9 @@ def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]
     if asked_in and asked_in.group(0).split()[0].casefold() not in _ENGLISH_WH:
         focus_text = ""  # the phrase of a question in another language is not read here
     words = [w for w in content_words(focus_text) if w not in KIND_WORDS]
-    # what is asked is the phrase's head and the word before it: "the five-year [survival rate]",
-    # "how many [men]"; further modifiers ("five-year") are too common to tell a sentence about it
-    # from one that is not, and each of the two must be there ("a local call rate" is no survival rate)
+    # what is asked is the phrase's head and the word before it: "the three-year [retention rate]",
+    # "how many [visitors]"; further modifiers ("three-year") are too common to tell a sentence about it
+    # from one that is not, and each of the two must be there ("a local tax rate" is no retention rate)
     focus = frozenset(words[-2:])
     head_word = focus_text.split()[-1].casefold().strip("?,()") if focus_text.split() else ""
     currency_match = _CURRENCY.search(focus_text) or _CURRENCY.search(text)
@@ -298,7 +298,7 @@ def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]
         want = "number"
     elif head & _ADDRESS_HEADS or head_word in _ADDRESS_HEADS:
         want = "address"
-        # the address is what says "website": a page lists "Cancer Council NSW cancercouncil.com.au"
+        # the address is what says "website": a page lists "Coastal Care QLD coastalcare.org.au"
         focus = focus - set(content_words(" ".join(_ADDRESS_HEADS) + " address addresses"))
     source_texts = [s for _, _, s in sources]
     return Part(text, tuple(_anchors(text, source_texts)), want, focus, numbers, currency)
@@ -310,7 +310,7 @@ def _source_spans(question: str) -> list[tuple[int, int, str]]:
         for m in pattern.finditer(question):
             words = m.group(1).split()
             while words and words[0].casefold() in _NOT_NAMES:
-                words.pop(0)  # "In DPR Table 3": the name is DPR
+                words.pop(0)  # "In Kestrel Table 3": the name is Kestrel
             if words:
                 out.append((m.start(1), m.end(1), " ".join(words)))
     return out
@@ -318,16 +318,16 @@ def _source_spans(question: str) -> list[tuple[int, int, str]]:
 
 def _anchors(text: str, sources: list[str]) -> list[Anchor]:
     found: dict[str, Anchor] = {}
-    text = _FISCAL_YEAR.sub(r"\1", text)  # "FY2017" dates the question as "2017" does; reports write the year
+    text = _FISCAL_YEAR.sub(r"\1", text)  # "FY2019" dates the question as "2019" does; reports write the year
 
     def add(value: str, kind: AnchorKind) -> None:
         value = _POSSESSIVE.sub("", value.strip(" ,.;:?()"))
-        value = _NAME_COMPOUND.sub("", value)  # "Reddit-derived": the name is Reddit
+        value = _NAME_COMPOUND.sub("", value)  # "Zenthos-derived": the name is Zenthos
         value = _TRAILING_FLOAT.sub("", value)
         key = value.casefold()
         if not value or key in _NOT_NAMES or any(_within(key, k) for k in found):
             return
-        for k in [k for k in found if _within(k, key)]:  # "MS MARCO" over "MARCO"
+        for k in [k for k in found if _within(k, key)]:  # "WS TRACE" over "TRACE"
             del found[k]
         if kind not in ("reference", "quoted") and any(value in s for s in sources):
             kind = "source"
@@ -356,7 +356,7 @@ def _anchors(text: str, sources: list[str]) -> list[Anchor]:
         if not any(m.group(0) in a.text and a.kind != "number" for a in found.values()):
             add(m.group(0), "number")
     return [
-        # a year dates the question wherever it stands ("the survey of April 25 - May 1 2022" too)
+        # a year dates the question wherever it stands ("the survey of May 28 - June 3 2019" too)
         Anchor(a.text, "time")
         if (a.kind in ("number", "source") and _YEAR.match(a.text)) or _MONTH_DAY.fullmatch(a.text)
         else a
@@ -368,13 +368,13 @@ def asked_words(part: Part) -> set[str]:
     """The part's words that say what it is about: its content words without the question's verbs
     ("what does Figure 3 [show]"), the words saying what kind of value it wants, or its sources."""
     sources = {w for a in part.anchors if a.kind in ("source", "reference") for w in content_words(a.text)}
-    unasked = set(content_words(" ".join(_VERBS))) | set(content_words(_DOC_NOUN_WORDS))  # "the MAVIS [paper]"
+    unasked = set(content_words(" ".join(_VERBS))) | set(content_words(_DOC_NOUN_WORDS))  # "the Kestrel [paper]"
     return set(content_words(part.text)) - KIND_WORDS - sources - unasked
 
 
 def _within(short: str, long: str) -> bool:
-    """`short` is whole words of `long` ("ms" of "ms marco", "20" of "top-20"), not part of one
-    ("usage" of "function_usage")."""
+    """`short` is whole words of `long` ("ws" of "ws trace", "50" of "top-50"), not part of one
+    ("level" of "build_level")."""
     a, b = [w for w in re.split(r"\W+", short) if w], [w for w in re.split(r"\W+", long) if w]
     return any(b[i : i + len(a)] == a for i in range(len(b) - len(a) + 1))
 

@@ -219,7 +219,7 @@ def check_answer(
         if not marks:
             checked.append(CheckedSentence(index, sentence, (), None))
             continue
-        labelled = with_abbreviations(claim, defined)  # "WebQuestions" names the "WQ" column
+        labelled = with_abbreviations(claim, defined)  # "CityQuests" names the "CQ" column
         checked.append(_judge(index, sentence, claim, marks, quoted, support, similarity.get(index, {}), labelled))
     verdict = answer_verdict(question, checked, quotes) if question is not None else None
     return CheckedAnswer(cleaned, tuple(checked), invalid, repaired, tuple(cited), verdict)

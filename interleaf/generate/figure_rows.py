@@ -21,15 +21,15 @@ _VALUE = re.compile(r"[(]?[+\-–−]?[$€£]?\d(?:[\d,]*\d)?(?:\.\d+)?%?[)]?\*
 _CURRENCY = {"$", "€", "£"}
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _MIN_ROWS = 2  # fewer label-and-values lines than this do not make a table
-_BAND = re.compile(r"\d+\s?(?:[-–]\s?\d+|\+)")  # "18-29", "65+": a band of ages, sizes, incomes
-# the least share of a label's characters that are letters: "Yes/No" and "Ages 18-29" are labels, a
-# map's OCR debris ("# ú Main St # ú") is not (set by reading the dev half's figures, not fitted)
+_BAND = re.compile(r"\d+\s?(?:[-–]\s?\d+|\+)")  # "21-34", "65+": a band of ages, sizes, incomes
+# the least share of a label's characters that are letters: "Yes/No" and "Ages 21-34" are labels, a
+# map's OCR debris ("# ø Elm Rd # ø") is not (set by reading the dev half's figures, not fitted)
 _LABEL_LETTERS = 0.5
 
 
 def _segments(line: str) -> list[tuple[str, list[str]]]:
-    """A line as runs of label words each followed by its values: "Ohio 17 Total stores 340" ->
-    [("Ohio", ["17"]), ("Total stores", ["340"])]. A currency sign printed apart from its amount
+    """A line as runs of label words each followed by its values: "Idaho 12 Total outlets 215" ->
+    [("Idaho", ["12"]), ("Total outlets", ["215"])]. A currency sign printed apart from its amount
     ("$ 1.20") goes with it."""
     out: list[tuple[str, list[str]]] = []
     label: list[str] = []
@@ -51,8 +51,8 @@ def _segments(line: str) -> list[tuple[str, list[str]]]:
 
 
 def _row(label: str, values: list[str], width: int) -> tuple[str, list[str]] | None:
-    """A row of `width` values: values beyond it, at the front, belong to the label ("Ages 18-29 54
-    41"); a line with no label takes its first value as one ("30-49 59 35")."""
+    """A row of `width` values: values beyond it, at the front, belong to the label ("Ages 21-34 47
+    38"); a line with no label takes its first value as one ("55-64 52 31")."""
     if not label and len(values) > width:
         label, values = values[0], values[1:]
     if len(values) > width:
@@ -64,11 +64,11 @@ def _row(label: str, values: list[str], width: int) -> tuple[str, list[str]] | N
 
 def _reads_as_label(label: str) -> bool:
     """A row's label names something: a word of two letters or more, most of its characters
-    letters (a map's street names among OCR debris, "# ú Main St # ú", are not), or an age or size
-    band ("30-49", "65+"); a run of bare numbers ("1 2 3") is no label."""
+    letters (a map's street names among OCR debris, "# ø Elm Rd # ø", are not), or an age or size
+    band ("55-64", "65+"); a run of bare numbers ("1 2 3") is no label."""
     if _BAND.fullmatch(label):
         return True
-    # "Ages 18-29": the band is no debris; "N.Z.": an abbreviation's dots are no debris either
+    # "Ages 21-34": the band is no debris; "N.Z.": an abbreviation's dots are no debris either
     named = _BAND.sub("", label).replace(" ", "").replace(".", "")
     letters = sum(c.isalpha() for c in named)
     return re.search(r"[^\W\d_]{2}", named) is not None and letters >= _LABEL_LETTERS * len(named)
@@ -76,8 +76,8 @@ def _reads_as_label(label: str) -> bool:
 
 def _header(line: str, segments: list[tuple[str, list[str]]], width: int) -> tuple[str, ...] | None:
     """A line's column labels for rows of `width` values (two or more): a line of exactly that
-    many words or years ("Yes No", "2023 2022 2021"), or one naming exactly that many years and
-    no other value ("Years Ended March 31, 2024 March 31, 2023"); else None. `segments`: the
+    many words or years ("Yes No", "2031 2030 2029"), or one naming exactly that many years and
+    no other value ("Years Ended June 30, 2026 June 30, 2025"); else None. `segments`: the
     line's `_segments`."""
     if width < 2:
         return None  # one word over one column is as likely a title as a column's label

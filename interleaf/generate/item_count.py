@@ -1,5 +1,5 @@
-"""Questions that count a document's numbered tables or figures: "How many tables are included in
-the document?", "How many figures does the paper have?".
+"""Questions that count a document's numbered tables or figures: "How many tables are shown in
+the report?", "How many figures does the paper have?".
 
 The count is read from the whole document, not from the retrieved context: each label a caption
 opens with ("Table 3", "Figure 5") is one item, counted once however many quotes repeat it. Only a
@@ -47,7 +47,7 @@ COUNTING = (
     ),
 )
 # a caption's label as a line opens with it: "Table 7: ...", "Figure 8. ...", "Fig. 2 — ..." (never
-# "Table 3 shows ...", a sentence about the table, nor "Tables 8-9 show ...": a caption is one item)
+# "Table 3 shows ...", a sentence about the table, nor "Tables 4-5 show ...": a caption is one item)
 _FLOAT_WORD = "|".join(w for words in FAMILY_WORDS.values() for w in words)
 _CAPTION_LINE = re.compile(rf"^\s*(?P<word>{_FLOAT_WORD})\.?\s*{NUMBER}(?![0-9A-Za-z]|[.\-–][0-9])\s*[:.\-–—|]", re.I)
 # a numbered part of a document ("in the appendix", "in the chapter"): a part, whether or not a heading names it

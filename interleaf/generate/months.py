@@ -1,9 +1,9 @@
-"""A month of a year: named in a question ("revised in May 2018"), dated in a document.
+"""A month of a year: named in a question ("revised in June 2019"), dated in a document.
 
-A question about a month and year is about that month: the year printed for another month ("May
-2016"), or the month of another year, does not answer it. A document dates a month in many forms,
-all of which count: "May 2018", "May 3, 2018", "April 25-May 1, 2018", "Jan. 2018", "05/2018",
-"2018-05". Worth, on the dev half: one unanswerable question refused (a plan's revision month
+A question about a month and year is about that month: the year printed for another month ("June
+2012"), or the month of another year, does not answer it. A document dates a month in many forms,
+all of which count: "June 2019", "June 4, 2019", "May 28-June 3, 2019", "Jan. 2019", "06/2019",
+"2019-06". Worth, on the dev half: one unanswerable question refused (a plan's revision month
 changed), none of the seven answerable ones naming a month of a year.
 """
 

@@ -110,7 +110,7 @@ class OfflineGenerator:
         if not units:
             why = "no quote was retrieved"
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
-        if request.counted:  # "how many tables are in the document?": counted over it, not ranked
+        if request.counted:  # "how many figures are there in the report?": counted over it, not ranked
             markdown, count = count_answer(request)
             return Composed(markdown, True, short_answer=count)
         missing_float = _float_missing(request)
@@ -132,7 +132,7 @@ class OfflineGenerator:
                     )
                 )
             )
-            # "WebQuestions" is read as "WQ" too where the document defines it so: its tables' labels
+            # "CityQuests" is read as "CQ" too where the document defines it so: its tables' labels
             labelled = replace(part, text=with_abbreviations(part.text, defined))
             answers.append(_answer_part(labelled, ranked, units, relevance, answers, ranker))
         if not any(a.chosen for a in answers):
@@ -149,9 +149,9 @@ class OfflineGenerator:
 def _float_missing(request: AnswerRequest) -> str | None:
     """Why the question cannot be answered where it points, when it asks about a table (a figure) on
     a page it names and the parser found none of that kind there (nor on the page printed with that
-    number): "the table at page 17" of a page that holds a figure. The question's premise fails; an
+    number): "the table at page 23" of a page that holds a figure. The question's premise fails; an
     answer from the page's other quotes, or from another page, would answer a question not asked.
-    Worth, on the dev half: one unanswerable question refused ("the diagram on page 10" of a page
+    Worth, on the dev half: one unanswerable question refused (a diagram asked of a page
     holding a table), no answerable one; refusing a table asked of a page holding only a figure
     would refuse one more, and the corpus guide's staging table, which the parser reads as a figure."""
     asked = float_on_named_page(request.question)
@@ -180,7 +180,7 @@ def rank_part(
     `defined`: the abbreviations the context's quotes define (abbreviations.defined_abbreviations)."""
     single = len(relevance.parts) == 1
     question, clauses = (request.question, request.clauses[1:]) if single else (part.text, ())
-    # "WebQuestions" finds the column the document abbreviates "WQ", and the other way round
+    # "CityQuests" finds the column the document abbreviates "CQ", and the other way round
     question = with_abbreviations(question, defined)
     scored = score_units(question, clauses, units, labels, request.quotes)
     evidence = [evidence_of(u, units) for u in units]
@@ -246,8 +246,8 @@ def _placed(
 ) -> Scored | None:
     """The best candidate, unless its evidence is plainly about another thing than the part asks:
     then the best one above the threshold whose evidence passes the part's check. Plainly: it lacks
-    a number or a numbered label the question names ("(7 negatives)" against a row of 127+128;
-    "Stage I" against a sentence on "Stage III"), or it holds none of the part's names and is not
+    a number or a numbered label the question names ("(9 negatives)" against a row of 128+256;
+    "Level I" against a sentence on "Level III"), or it holds none of the part's names and is not
     about its words. A name merely missing does not count: the required names include a document's
     own subject, unwritten in its rows ("Acme" in Acme's annual report), and capitalised common words.
     Worth, on the dev sets: qa_dev_answers 3 questions more, the dev half unchanged; counting any
@@ -276,7 +276,7 @@ def _placed(
     return None if best.unit.row is not None and any(a.kind == "number" for a in numbered) else best
 
 
-# a label ending in its number, Arabic or Roman: "Stage I", "Grade 3", "Unit 14", "Phase IIB"
+# a label ending in its number, Arabic or Roman: "Stage I", "Grade 3", "Lesson 9", "Phase IIB"
 _NUMBERED_LABEL = re.compile(r"\s(?:\d+[A-Za-z]?|[IVX]+[A-D]?)$")
 
 
@@ -296,7 +296,7 @@ def _row_instead(
     chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
 ) -> Scored:
     """A table's caption says what the table is about, its rows what it holds: where a row of the
-    same table answers the part too ("which sub-metric has the lowest correlation in Table 6"), the
+    same table answers the part too ("which variant has the lowest error in Table 6"), the
     best-ranked such row."""
     if chosen.unit.kind != "caption" or not any(u.quote is chosen.unit.quote and u.row for u in units):
         return chosen
@@ -315,8 +315,8 @@ def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) 
 
 def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored:
     """The row whose label cells the question states most fully wins over the chosen row of its
-    table: "BM25" names the BM25 row, not the "BM25 + DPR" one that holds the word too, and "PaLM-2L
-    + Step-Back" names the "PaLM-2L + Step-Back (ours)" row, not the "PaLM-2L" one inside it."""
+    table: "Okapi" names the Okapi row, not the "Okapi + Kestrel" one that holds the word too, and "Model-B
+    + Reflect" names the "Model-B + Reflect (ours)" row, not the "Model-B" one inside it."""
     if chosen.unit.row is None:
         return chosen
     asked = fold(part.text)
@@ -340,7 +340,7 @@ def _extreme_instead(
 ) -> Scored:
     """For "which ... the highest ...", the row of the chosen row's table that holds the extreme.
     A name the part gives that the row does not print may be printed elsewhere in its table: "which
-    group of members has the largest sample" over rows "All members", "Founders", "New members",
+    group of members has the most responses" over rows "All members", "Charter members", "New members",
     ... names what every row is of."""
     if chosen.unit.row is None:
         return chosen
@@ -356,7 +356,7 @@ def _extreme_instead(
         if id(s.unit) not in top:
             continue
         finding = relevance.check(part, evidence_of(s.unit, units))
-        # a number the row lacks is a condition it fails ("(7 negatives)"), wherever else it is
+        # a number the row lacks is a condition it fails ("(9 negatives)"), wherever else it is
         # printed, but for the total of the rows compared
         in_table = all(_total_or_printed(m, totals, printed) for m in finding.missing)
         if finding.ok or (finding.missing and in_table):

@@ -44,7 +44,7 @@ W_EXTREME = 0.15  # the row with the top value when the question asks for the hi
 CLAUSE_WEIGHT = 0.5  # a word only an expanded clause has counts half. 0.3 or 0.7: no change
 CONTEXT_WEIGHT = 0.4  # a word of the sentence's quote but not of the sentence. 0.2: 0.833/0.783; 0.6: 0.852/0.810
 LABEL_BOOST = 2.0  # the image quote whose label the question names counts its cue double. 1: 0.731/0.743
-# A sentence naming another object of the kind the question names ("In Table 4, we compare ..." for
+# A sentence naming another object of the kind the question names ("In Table 4, we report ..." for
 # "What does Table 2 compare?") is about that other object: its score is multiplied by this. The
 # mechanism, not the value, matters: any factor <= 0.7 ranks the named table's caption first on the
 # MAVIS question of tests/test_answer_flow.py; qa_dev F1 / number recall unchanged at 0.5.
@@ -70,7 +70,7 @@ class Cue:
 def cues_of(question: str) -> list[Cue]:
     found = {fold(a): a for a in anchors(question)}
     quoted = {fold(m.group(1)) for m in _QUOTED.finditer(question)}
-    for key in quoted:  # the expander drops a quoted phrase that starts like a question ('How cancer starts')
+    for key in quoted:  # the expander drops a quoted phrase that starts like a question ('How glaciers move')
         found.setdefault(key, key)
     return [Cue(key, 2.0 if LABEL.fullmatch(text.strip()) or key in quoted else 1.0) for key, text in found.items()]
 
@@ -91,11 +91,11 @@ def query_weights(question: str, clauses: Sequence[str], units: Sequence[Unit]) 
     return out
 
 
-# A table's labels shorten words ("Multi" for trained on multiple datasets, "Avg" for average): a
+# A table's labels shorten words ("Comb" for trained on combined corpora, "Avg" for average): a
 # word of the evidence this long or longer that begins the question's (stemmed) word stands for it.
 # Set by reading: 4 (or 1000, off) leaves qa_dev_answers and qa_dev over dpr, corrosion and the cyber
-# brief unchanged (answer_correct 7/8, quote F1 0.758); with it, DPR Table 2's "multiple datasets"
-# question (tests/test_abstain.py) reads the Multi row (93.9) where it read the Single row (89.1).
+# brief unchanged (answer_correct 7/8, quote F1 0.758); with it, the question of tests/test_abstain.py on a
+# DPR table reads the row whose label shortens the question's word, where it read another row.
 MIN_SHORTENED = 4
 
 
@@ -104,14 +104,14 @@ def has_word(words: frozenset[str], term: str) -> bool:
 
 
 def _shared_name_tokens(quotes: Sequence[ContextQuote]) -> set[str]:
-    """Words of the file name every quote's document has (`mavis` of mavis-aaai2026.pdf): a cue made
+    """Words of the file name every quote's document has (`kestrel` of kestrel-2021.pdf): a cue made
     of them names the document all the quotes come from, so it tells none of them apart."""
     names = [set(re.findall(r"[^\W_]+", fold(q.doc_name))) - {"pdf"} for q in quotes]
     return set.intersection(*names) if names else set()
 
 
 def _holds(unit: Unit, folded: str, cue: Cue) -> bool:
-    if _NUMBER_CUE.fullmatch(cue.text):  # "100" is in "100 words", not in "Top-100"
+    if _NUMBER_CUE.fullmatch(cue.text):  # "50" is in "50 words", not in "Top-50"
         return bool(set(numbers_in(cue.text)) & set(unit.numbers))
     return _contains(folded, cue.text)
 
@@ -177,7 +177,7 @@ def cue_holders(
     return {
         c: {id(u) for u in units if _holds(u, folded[id(u)], c)}
         for c in cues_of(question)
-        if not set(re.findall(r"\w+", c.text)) <= shared  # "the MAVIS paper" names the document, not a quote
+        if not set(re.findall(r"\w+", c.text)) <= shared  # "the Kestrel paper" names the document, not a quote
     }
 
 
@@ -236,11 +236,11 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
     for rows in tables.values():
         header = rows[0].row.header if rows[0].row else ()
         numeric = [j for j in range(len(header) or len(rows[0].row.cells if rows[0].row else ())) if _numeric(rows, j)]
-        # the measure the superlative is about ("the highest [polarization resistance]"), else any
+        # the measure the superlative is about ("the highest [tensile strength]"), else any
         # column the question names
         of = {w: 1.0 for w in content_words(" ".join((most or least).string[(most or least).end() :].split()[:3]))}
         # the column whose header names the most of what the superlative is about, then of the
-        # question ("the highest [Top-20] accuracy on [TREC]": Top-20 · TREC, not every Top-20 column)
+        # question ("the highest [Top-5] accuracy on [FAQ]": Top-5 · FAQ, not every Top-5 column)
         overlap = {
             j: 2 * _shared_words(header[j], of) + _shared_words(header[j], weights) for j in numeric if j < len(header)
         }
@@ -256,7 +256,7 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
     return out
 
 
-# a row that sums up the others ("Total members", "All adults", "Overall") is none of them: it
+# a row that sums up the others ("Total members", "All households", "Overall") is none of them: it
 # would be the largest of every column of counts
 _AGGREGATE = re.compile(r"\s*(?:total|all|overall|grand\s+total|sum)(?:\s|:|$)", re.I)
 

@@ -27,14 +27,14 @@ from interleaf.generate.sentences import (
 )
 
 # sentence: of a text quote or of an image's description; caption; row: a table row; block: a
-# statement printed inside a figure ("Metastasis – cells invade other parts of the body via ...");
+# statement printed inside a figure ("Germination – seeds absorb water and swell before ...");
 # ocr: a figure's label (an axis tick, a legend entry), which supports but never answers
 UnitKind = Literal["sentence", "caption", "row", "block", "ocr"]
 
-# the word a table's or figure's label starts with, and its number: "Table 2", "Fig. 4-68", "Table IV"
+# the word a table's or figure's label starts with, and its number: "Table 2", "Fig. 3-14", "Table IV"
 FLOAT_KIND = r"Table|Figure|Fig|Chart|Example|Equation|Eq|Listing|Exhibit|Diagram"
 FLOAT_NUMBER = r"[0-9IVX]+(?:[.\-–][0-9]+)*"
-# "Table 2", "Figure 4-69", "Example 2-1": a label an image quote's caption starts with.
+# "Table 2", "Figure 3-15", "Example 4-2": a label an image quote's caption starts with.
 LABEL = re.compile(rf"\b(?:{FLOAT_KIND})(?:(?<=Fig)\.|(?<=Eq)\.)?\s*{FLOAT_NUMBER}\b", re.I)
 LEAD_IN = re.compile(r"^[A-Z][\w ]{0,30}:\s+")  # "Caption: ", "Text in the figure: "
 _MARK_WORD = re.compile(r"\b(image|quote)(\s*#?\s*\d)", re.I)
@@ -57,7 +57,7 @@ class Unit:
 
 
 def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
-    """quote_id -> `Table 2`, `Figure 4-68` for the image quotes whose label is known: the label
+    """quote_id -> `Table 2`, `Figure 3-14` for the image quotes whose label is known: the label
     their caption starts with, else one on a line of their own text (a caption the parser left
     inside the figure), else the label of a caption the parser made a text quote of, when it sits
     on the same page as exactly one unlabelled image quote of its kind."""
@@ -83,7 +83,7 @@ def image_labels(quotes: Sequence[ContextQuote]) -> dict[str, str]:
 
 def caption_of(quote: ContextQuote) -> str:
     """An image quote's caption, or the line of its own text that starts with its label (a caption
-    the parser left inside the figure: "Figure 4-68 Visual Explain with RCAC enabled")."""
+    the parser left inside the figure: "Figure 3-14 Query plan with auditing enabled")."""
     if quote.caption:
         return quote.caption
     lines = [line.strip() for text in (quote.ocr_text, quote.text) for line in (text or "").splitlines()]
@@ -143,7 +143,7 @@ def units_of(quote: ContextQuote) -> list[Unit]:
     return out
 
 
-# A run of the same words three times or more ("Fully addressed Fully addressed Fully addressed"):
+# A run of the same words three times or more ("Partly met Partly met Partly met"):
 # labels of a figure the text layer ran into a sentence.
 _SOUP = re.compile(r"\s*\b((?:[\w'’-]+\s+){0,2}[\w'’-]+)(?:\s+\1\b){2,}")
 # A line starts a new block of a figure's text unless the line before runs on into it.
@@ -155,7 +155,7 @@ def _desoup(text: str) -> str:
 
 
 def _undouble(line: str) -> str:
-    """A word printed twice for bold ("ENFORCED ENFORCED FOR FOR ALL ALL ACCESS ACCESS"), once;
+    """A word printed twice for bold ("VALIDATED VALIDATED FOR FOR EACH EACH ROW ROW"), once;
     only where three pairs or more run together, so "that that" in prose stays."""
     words = line.split()
     pairs = [i for i in range(0, len(words) - 1) if words[i] == words[i + 1]]
@@ -186,9 +186,9 @@ def _blocks(text: str) -> list[str]:
 
 def reads_as_statement(text: str) -> bool:
     """Words that say something (five or more, mostly words, many in lower case, few repeated), not
-    a figure's labels: "Metastasis – cells invade other parts of the body via blood vessels" is
-    one; "60 BM25 50 # Train: 20k", "Table Scan Table Probe Union all" and "Fully addressed Fully
-    addressed" are not."""
+    a figure's labels: "Germination – seeds absorb water and swell before the root emerges" is
+    one; "70 Okapi 60 # Dev: 12k", "Table Seek Index Probe Sort" and "Partly met Partly
+    met" are not."""
     words = text.split()
     if len(words) < 5:
         return False
@@ -204,7 +204,7 @@ def _text_columns(rows: Sequence[TableRow]) -> bool:
     width = max(len(r.cells) for r in rows)
     if not 2 <= width <= 3:
         return False
-    for j in range(width):  # every column: a label column ("SYSTEM_USER") makes it a real table
+    for j in range(width):  # every column: a label column ("SESSION_OWNER") makes it a real table
         cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j].strip()]
         if not cells or sum(len(c.split()) >= 4 for c in cells) < 0.5 * len(cells):
             return False

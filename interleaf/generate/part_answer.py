@@ -33,7 +33,7 @@ def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:
     """A candidate read with what names its subject: a row with its group and its table's caption
     (also a caption the parser cut off as a text quote of the same page); a caption or description
     with the caption; a sentence with its paragraph (where "it" is named). A number the
-    question names must be in the candidate itself, or a table's caption ("in 0.5 M H2SO4")."""
+    question names must be in the candidate itself, or a table's caption ("in 1.2 M HNO3")."""
     q = unit.quote
     context: list[str] = []
     own = unit.text
@@ -51,6 +51,6 @@ def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:
         own = f"{unit.text}\n{caption}"
         if unit.row is not None:
             context.append(unit.row.group)
-    if unit.paragraph:  # its paragraph: where the subject of "They cost between $2900 and $4500" is named
+    if unit.paragraph:  # its paragraph: where the subject of "They cost between $1200 and $1850" is named
         context.append(unit.paragraph)
     return Evidence(unit.text, "\n".join(c for c in context if c), q.doc_id, q.doc_name, q.doc_title or "", own)

@@ -19,7 +19,7 @@ from collections import Counter
 
 from interleaf.generate.sentences import MONTH_DATE, content_words, numbers_in
 
-# one printed value: "$492 million", "82%", "1,003", "3.5 points"
+# one printed value: "$317 million", "82%", "1,003", "3.5 points"
 _VALUE = r"[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*(?:%|percent\b|million\b|billion\b|thousand\b|points?\b))?"
 # what stands between two values of one list: a comma, "and", "or", "vs.", "versus"
 _BETWEEN = r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|vs\.?|versus)\s+)\s*"

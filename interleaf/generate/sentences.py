@@ -57,12 +57,12 @@ def split_prose(text: str) -> list[str]:
     for m in _END.finditer(text):
         before = text[start : m.start()].rsplit(" ", 1)[-1]
         after = text[m.end() : m.end() + 1]
-        word = re.split(r"[-–/(]", before.rstrip(".").casefold())[-1]  # "July 27-Aug.": the word is "aug"
+        word = re.split(r"[-–/(]", before.rstrip(".").casefold())[-1]  # "June 29-Jul.": the word is "jul"
         single_stop = m.group(0).startswith(".") and len(m.group(0).rstrip()) == 1
         if single_stop and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.match(word)):
             continue
         if single_stop and _LABEL_ONLY.match(text[start : m.start()].strip()):
-            continue  # "Figure 1. Five Pillars ...": a caption's label, not a sentence
+            continue  # "Figure 1. Four Cornerstones ...": a caption's label, not a sentence
         if after and after.islower():  # "... approx. five" or an OCR'd line that only looks ended
             continue
         out.append(text[start : m.end()].strip())
@@ -156,8 +156,8 @@ def strip_marks(text: str, keep_alt: bool = False) -> str:
 # -- numbers ---------------------------------------------------------------------------------------
 
 # A number stands alone: not glued to a word before it ("Qwen3", "GPT-4o" keep theirs) nor followed
-# by letters ("8B"), except ordinals ("29th"). Thousands separators: "1,234", "21,015,324" and the
-# Indian "2,32,822"; the last group has three digits, so a list "1,2,3" stays three numbers.
+# by letters ("8B"), except ordinals ("29th"). Thousands separators: "1,234", "34,107,256" and the
+# Indian "4,71,306"; the last group has three digits, so a list "1,2,3" stays three numbers.
 _NUMBER = re.compile(
     r"(?<![\w.])(?<![A-Za-z]-)"
     r"(\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|\d{1,2}(?:,\d{2})+,\d{3}(?!\d)(?!,\d)|\d+)(\.\d+)?"
@@ -194,13 +194,13 @@ def numbers_in(text: str) -> list[str]:
     return list(seen)
 
 
-# a date printed with its month's name: "October 7, 2003", "7 Oct. 2003", "January 28, 2023"
+# a date printed with its month's name: "November 9, 2004", "9 Nov. 2004", "February 17, 2026"
 MONTH_DATE = re.compile(
     r"\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2},?)?\s+\d{4}\b", re.I
 )
 
 
-# a web or email address: "combshj@unk.edu", "www.nyse.com", "https://example.org/a", "cancer.org.au"
+# a web or email address: "lindqvt@example.edu", "www.tidewater.org", "https://example.org/a", "coastalcare.org.au"
 # (a bare domain: two labels or more, the last of small letters: "e.g." and "U.S." have one-letter
 # labels, and "results.We" is a sentence the text layer ran on)
 WEB_ADDRESS = re.compile(
@@ -225,7 +225,7 @@ def addresses_in(text: str, question: str) -> list[str]:
 
 
 def quantities_in(text: str) -> list[str]:
-    """`numbers_in`, without the numbers of its dates: "as of January 28, 2023" states no quantity."""
+    """`numbers_in`, without the numbers of its dates: "as of February 17, 2026" states no quantity."""
     return numbers_in(MONTH_DATE.sub(" ", text))
 
 
@@ -267,7 +267,7 @@ def _stemmer() -> Any:
 
 # -- quote text as candidate sentences ------------------------------------------------------------------
 
-# A word broken at a line end ("em-\nploy", or "re- trieving" once lines were folded); not the
+# A word broken at a line end ("em-\nploy", or "sched- uling" once lines were folded); not the
 # suspended hyphen of "pre- and post-".
 _BROKEN_WORD = re.compile(r"(?<=[a-z])-\s*\n\s*(?=[a-z])|(?<=[a-z])- (?!(?:and|or|to|und|et|ou)\b)(?=[a-z])")
 _EMPTY_CELL = frozenset({"", "-", "–", "—"})
@@ -281,10 +281,10 @@ def dehyphenate(text: str) -> str:
 class TableRow:
     cells: tuple[str, ...]  # the row as the table has it
     header: tuple[str, ...]  # per column: the header rows' cells joined ("" where none)
-    group: str = ""  # the group label row above it ("Claude-3.5-Sonnet" over "+ Vanilla", "+ CoT")
+    group: str = ""  # the group label row above it ("Vireo-7B" over "+ Plain", "+ Retrieval")
 
     def as_text(self) -> str:
-        """`Dataset: TriviaQA; Test: 11,313`: each filled cell with its column's header."""
+        """`Dataset: CityQuests; Test: 8,204`: each filled cell with its column's header."""
         parts = []
         for i, cell in enumerate(self.cells):
             if cell in _EMPTY_CELL:
@@ -361,8 +361,8 @@ _BARE = re.compile(r"[+\-–−]?\d(?:[\d,]*\d)?(?:\.\d+)?")
 
 
 def with_column_units(rows: list[TableRow]) -> list[TableRow]:
-    """A chart or a table may print a column's percent sign once, on its first value ("North 31% 44%"
-    over "South 18 52"): the bare numbers below it are percents too, and say so. A column that prints
+    """A chart or a table may print a column's percent sign once, on its first value ("East 27% 39%"
+    over "West 14 48"): the bare numbers below it are percents too, and say so. A column that prints
     the sign on some values but not its first, or holds anything but bare numbers below, is left
     as read."""
     if not rows:
@@ -381,13 +381,13 @@ def with_column_units(rows: list[TableRow]) -> list[TableRow]:
     ]
 
 
-_GROUP_WORDS = 4  # a group label names ("MM-Embed", "Fine-tuned on M-BEIR"); a longer line is a row
+_GROUP_WORDS = 4  # a group label names ("Vireo-Embed", "Trained on MixSet"); a longer line is a row
 
 
 def _single_column(rows: list[list[str]]) -> list[TableRow]:
     """A table read as one column (its cells run together): where some rows state numbers, a short
-    row with none is the label of the rows under it ("MM-Embed" over "+ averaged query embedding
-    0.6977")."""
+    row with none is the label of the rows under it ("Vireo-Embed" over "+ pooled query vector
+    0.5812")."""
     filled = [r for r in rows if any(c not in _EMPTY_CELL for c in r)]
     if not any(numbers_in(r[0]) for r in filled):
         return [TableRow(tuple(r), ()) for r in filled]

@@ -86,13 +86,13 @@ def offline_short_answer(question: str, answers: Sequence[_Answered], units: Seq
 # "Format the date as YYYY-MM-DD": the form a question asks a date in, and strftime's spelling of it
 _DATE_FORMS = {"yyyy-mm-dd": "%Y-%m-%d", "yyyy-mm": "%Y-%m", "dd/mm/yyyy": "%d/%m/%Y", "mm/dd/yyyy": "%m/%d/%Y"}
 _ASKED_FORM = re.compile(r"(?<![\w/-])(" + "|".join(map(re.escape, _DATE_FORMS)) + r")(?![\w/-])", re.I)
-# how documents print a date: "October 7, 2003", "7 October 2003", "Oct. 7, 2003", "2003-10-07", "October 2003"
+# how documents print a date: "November 9, 2004", "9 November 2004", "Nov. 9, 2004", "2004-11-09", "November 2004"
 _PRINTED_DATE_FORMS = ("%B %d %Y", "%d %B %Y", "%b %d %Y", "%d %b %Y", "%Y-%m-%d", "%B %Y", "%b %Y")
 
 
 def in_asked_form(question: str, value: str) -> str:
-    """The value as the question asks a date written ("Format the date as YYYY-MM-DD": "October 7,
-    2003" is "2003-10-07"); unchanged where the question asks no such form or the value is no date."""
+    """The value as the question asks a date written ("Format the date as YYYY-MM-DD": "November 9,
+    2004" is "2004-11-09"); unchanged where the question asks no such form or the value is no date."""
     asked = _ASKED_FORM.search(question)
     if asked is None:
         return value
@@ -101,7 +101,7 @@ def in_asked_form(question: str, value: str) -> str:
     wanted = _DATE_FORMS[asked.group(1).casefold()]
     for form in _PRINTED_DATE_FORMS:
         if "%d" in wanted and "%d" not in form:
-            continue  # "July 2009" has no day to write
+            continue  # "April 2015" has no day to write
         try:
             return datetime.strptime(bare, form).strftime(wanted)
         except ValueError:
@@ -150,7 +150,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
     return _new_words(unit.text, text)
 
 
-# a span of days is one answer to "when": "July 27-Aug. 2, 2020", "March 7-12, 2019"
+# a span of days is one answer to "when": "June 29-Jul. 4, 2021", "March 7-12, 2019"
 _DAYS = rf"\b{MONTH}\s+\d{{1,2}}\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}},?\s+\d{{4}}\b"
 _DATE = re.compile(_DAYS + "|" + MONTH_DATE.pattern + r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b", re.I)
 
@@ -169,7 +169,7 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
     parallel = value_in_order(part.text, unit.text, part.numbers) or _value_of_year(part, unit.text)
     if parallel is not None:
         return parallel
-    # a date's day and year are no amount ("as of January 28, 2023"): blanked, the positions kept
+    # a date's day and year are no amount ("as of February 17, 2026"): blanked, the positions kept
     undated = MONTH_DATE.sub(lambda m: " " * len(m.group(0)), unit.text)
     tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(undated)]
     asked = set(content_words(part.text))
@@ -187,8 +187,8 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
 
 def _nearest_address(text: str, question: str, names: list[str]) -> str | None:
     """Of the text's addresses of the kind asked, the one nearest a name the question requires
-    (else a word of it): a list of "Cancer Council ACT actcancer.org Cancer Council NSW
-    cancercouncil.com.au" gives NSW's for "Cancer Council NSW"."""
+    (else a word of it): a list of "Coastal Care NT coastalcarent.org Coastal Care QLD
+    coastalcare.org.au" gives QLD's for "Coastal Care QLD"."""
     # each address with every place it is printed: one printed twice is as near as its nearer place
     starts: dict[str, list[int]] = {}
     for m in address_matches(text, question):
@@ -207,8 +207,8 @@ _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,]\d)")
 
 
 def _value_of_year(part: Part, text: str) -> str | None:
-    """Where a sentence gives one value for each of several years, in their order ("As of December
-    31, 2016 and 2017, ... was $2.4 billion and $3.0 billion"), the value of the one year the
+    """Where a sentence gives one value for each of several years, in their order ("As of June
+    30, 2025 and 2026, ... was $1.7 billion and $2.1 billion"), the value of the one year the
     question names; None where the sentence is not so written (fewer values than years)."""
     asked = set(_YEAR.findall(part.text))
     years = list(dict.fromkeys(_YEAR.findall(text)))
@@ -223,8 +223,8 @@ def _value_of_year(part: Part, text: str) -> str | None:
 def _new_words(sentence: str, question: str) -> str | None:
     """The longest run of the sentence's words that the question does not have (of at most
     `_MAX_SPAN` words), without the function words at its ends; a run that ends in a capitalised word
-    goes on through the capitalised words after it, the rest of the name it starts: "... was conceived
-    at [the Berlin School of Experimental] Psychology" gives "Berlin School of Experimental Psychology"."""
+    goes on through the capitalised words after it, the rest of the name it starts: "... was founded
+    at [the Lisbon Institute of Applied] Acoustics" gives "Lisbon Institute of Applied Acoustics"."""
     asked = set(content_words(question)) | {w.casefold() for w in question.split()}
     words = sentence.split()
     runs: list[list[str]] = [[]]
@@ -258,7 +258,7 @@ def _ends_clause(word: str) -> bool:
 
 
 def _near(word: str, asked: str) -> bool:
-    """The same word, or a long one misspelt by one letter ("concieved" for "conceived")."""
+    """The same word, or a long one misspelt by one letter ("recieved" for "received")."""
     if word == asked:
         return True
     if min(len(word), len(asked)) < 6 or abs(len(word) - len(asked)) > 1:

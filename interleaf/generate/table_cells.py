@@ -1,12 +1,12 @@
 """A table answered as cells: the row(s) and column(s) a question names, as one sentence with the
-value and its labels ("Table 2 (page 5) gives Top-100 · TREC 94.1 for Multi, BM25 + DPR"), never the
+value and its labels ("Table 2 (page 5) gives Top-50 · FAQ 90.6 for Joint, Okapi + Kestrel"), never the
 whole table.
 
 A table's leading columns that hold names rather than measurements label its rows (a concentration
-"8" is a label; "0.1240" is a measurement); the other columns hold values. The columns asked for
-are those whose header holds the most of the question's anchors and words ("Top-100 · TREC" for
-"Top-100 ... CuratedTREC"); when no header shares anything with the question the row is given
-whole. A comparison ("compared with no inhibitor", "than X", "X vs Y") also gives the row of the
+"8" is a label; "0.2715" is a measurement); the other columns hold values. The columns asked for
+are those whose header holds the most of the question's anchors and words ("Top-50 · FAQ" for
+"Top-50 ... ArchivedFAQ"); when no header shares anything with the question the row is given
+whole. A comparison ("compared with no additive", "than X", "X vs Y") also gives the row of the
 other side; "no X" / "without X" is the table's baseline row (0, none, blank, control). A question
 asking how much two values differ ("how much higher", "the gap between") gets the difference worked
 out from the two cells, written beside them.
@@ -54,17 +54,17 @@ _REMARK = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def without_remark(label: str) -> str:
-    """A label without its closing remark: "PaLM-2L + Step-Back (ours)" is "PaLM-2L + Step-Back"
-    (the remark, "(ours)" or "(Kojima et al., 2022)", is no part of the name a question uses)."""
+    """A label without its closing remark: "Model-B + Reflect (ours)" is "Model-B + Reflect"
+    (the remark, "(ours)" or "(Smith et al., 2021)", is no part of the name a question uses)."""
     return _REMARK.sub("", label)
 
 
 def label_chars_stated(row: TableRow, asked: str) -> int:
-    """How much of a row's label cells (those with letters: "G.+BM25(1)" is a label, "127+128" and
-    "63.3" are values) the question, folded (`interleaf.evidence.fold`), states, in characters,
-    counting a cell only where it is stated whole, with or without its closing remark: "PaLM-2L +
-    Step-Back" states more of "PaLM-2L + Step-Back (ours)" than of "PaLM-2L", "G.+BM25(1)" more of
-    its own row than of the "BM25" row, and none of "BM25 + DPR" is stated by a question naming "BM25"."""
+    """How much of a row's label cells (those with letters: "K.+Okapi(2)" is a label, "128+256" and
+    "58.9" are values) the question, folded (`interleaf.evidence.fold`), states, in characters,
+    counting a cell only where it is stated whole, with or without its closing remark: "Model-B +
+    Reflect" states more of "Model-B + Reflect (ours)" than of "Model-B", "K.+Okapi(2)" more of
+    its own row than of the "Okapi" row, and none of "Okapi + Kestrel" is stated by a question naming "Okapi"."""
     stated = 0
     for cell in (c for c in (*row.cells, row.group) if _LETTER.search(c)):
         for form in dict.fromkeys((fold(cell), fold(without_remark(cell)))):
@@ -96,7 +96,7 @@ def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: l
 
 
 def side_rows(part: Part, rows: Sequence[TableRow], chosen: TableRow, labels: list[int]) -> list[TableRow]:
-    """For a comparison, the row of the other side ("compared with no inhibitor": the 0 row)."""
+    """For a comparison, the row of the other side ("compared with no additive": the 0 row)."""
     others = [r for r in rows if r is not chosen]
     m = _SIDE.search(part.text)
     between = BETWEEN.search(part.text) if m is None else None
@@ -113,7 +113,7 @@ def side_rows(part: Part, rows: Sequence[TableRow], chosen: TableRow, labels: li
         return base[:1]
     wanted = set(tokens(side))
     # the row sharing the most of the side's words, and of those the one with the fewest others:
-    # "compared to PaLM-2L" is the "PaLM-2L" row, not "PaLM-2L + RAG"
+    # "compared to Model-B" is the "Model-B" row, not "Model-B + RAG"
     scored = [(len(wanted & (have := set(tokens(_label_text(r, labels))))), -len(have - wanted), r) for r in others]
     best = max(((n, extra) for n, extra, _ in scored), default=(0, 0))
     return [r for n, extra, r in scored if (n, extra) == best][:1] if best[0] else []
@@ -152,7 +152,7 @@ def asks_difference(text: str) -> bool:
 def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Difference | None:
     """For a part asking how much two values differ: the chosen row's asked cell and the compared
     row's (`side_rows`) in the same column, or, with no row compared, the chosen row's two asked
-    columns ("on SituatedQA compared to MMLU Chemistry"). None where the table does not give
+    columns ("on CityQuests compared to WebTrivia History"). None where the table does not give
     exactly two such numbers."""
     if not asks_difference(part.text) or max(len(r.cells) for r in rows) < 2:
         return None
@@ -179,7 +179,7 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
 # a number as a table prints it ("1,500", "80.0")
 PRINTED_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _VALUE = rf"({PRINTED_NUMBER.pattern})\s*%?"
-# a difference written out as `Difference.written` puts it: "15.9 (68.7 − 52.8)"
+# a difference written out as `Difference.written` puts it: "14.7 (63.4 − 48.7)"
 WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*{_VALUE}\s*[−–-]\s*{_VALUE}\s*\)")
 _SIGNED = re.compile(r"[-−–+]\s*\d")
 
@@ -200,7 +200,7 @@ def _label_text(row: TableRow, labels: list[int]) -> str:
 
 def _labels(row: TableRow, labels: list[int]) -> str:
     """How the sentence names the row: its label cells (a bare number with its column's header:
-    "Inhibitor concentration (g) 8"), after its group label."""
+    "Dopant concentration (mg) 8"), after its group label."""
     out = [row.group] if row.group else []
     for j in labels:
         cell = row.cells[j] if j < len(row.cells) else ""
@@ -217,7 +217,7 @@ def _values(row: TableRow, columns: list[int]) -> str:
         header = row.header[j] if j < len(row.header) else ""
         cell = row.cells[j].rstrip(" .")  # the sentence goes on after it
         out.append(f"{header} {cell}".strip() if header and header != cell else cell)
-    return "; ".join(out)  # not ", ": "79,168, 58,880" reads as one number
+    return "; ".join(out)  # not ", ": "43,512, 61,907" reads as one number
 
 
 def cell_sentence(
@@ -245,18 +245,18 @@ def cell_sentence(
 
 
 def _clause(row: TableRow, columns: list[int], labels: list[int]) -> str:
-    """ "Top-20 · NQ 76.6 for BM25 + DPR": the row's asked values, and the labels it has, if any."""
+    """ "Top-5 · CQ 69.8 for Okapi + Kestrel": the row's asked values, and the labels it has, if any."""
     named = _labels(row, labels)
     return f"{_values(row, columns)} for {named}" if named else _values(row, columns)
 
 
-# "Faster R-CNN [28] (F)": a table's legend, a name and the code its cells use for it
+# "Zernike Net [31] (Z)": a table's legend, a name and the code its cells use for it
 _LEGEND = re.compile(r"((?:[A-Z][\w-]*\s+){0,3}[A-Z][\w-]*)\s*(?:\[\d+\]\s*)?\(([A-Z][A-Za-z0-9]{0,2})\)")
 
 
 def with_legend(sentence: str, legend: str, cells: Sequence[str]) -> str:
-    """The sentence with the codes its cells use spelled out from the table's legend: "... Newspaper
-    [17] F - Layouts ... (F: Faster R-CNN)". A header's unit ("Ecorr (V)") is no code."""
+    """The sentence with the codes its cells use spelled out from the table's legend: "... Billboard
+    [12] Z - Layouts ... (Z: Zernike Net)". A header's unit ("Potential (V)") is no code."""
     found = {code: name for name, code in _LEGEND.findall(" ".join(legend.split())) if name != code}
     used = [c for c in found if any(re.search(rf"(?<![\w/(]){re.escape(c)}(?![\w/)])", cell) for cell in cells)]
     return sentence + "".join(f" ({c}: {found[c]})" for c in used)

@@ -1,6 +1,6 @@
 """Does a cited quote hold a sentence's number under the labels the sentence gives it?
 
-A number copied from the wrong row ("BM25 gets 76.6" where 76.6 is the "BM25 + DPR" row's) or from
+A number copied from the wrong row ("Okapi gets 69.8" where 69.8 is the "Okapi + Kestrel" row's) or from
 a sentence about another setting is in the quote, but not as the sentence states it. The check:
 
 - in a table (a quote whose text, OCR-text or VLM-text holds Markdown rows), some cell stating the
@@ -29,7 +29,7 @@ from interleaf.text.references import FAMILY_WORDS, REFERENCE, caption_label
 _CLAUSE = re.compile(r"[;:]|,\s+(?=[A-Za-z])|\s+(?:and|while|whereas|but)\s+")
 MIN_SHARED = 0.5  # of the clause's words, in the quote's sentence that states the number
 # "8 figures": a count of numbered items (item_count.py), no value any quote states
-# (tables and figures only: "1,000 examples" is no count of numbered items)
+# (tables and figures only: "800 samples" is no count of numbered items)
 _COUNT = re.compile(
     rf"(?<![\d.,])(\d+)\s+(?:{'|'.join(w for f in ('figure', 'table') for w in FAMILY_WORDS[f])})\b", re.I
 )
@@ -44,13 +44,13 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
         rows = table_rows(text or "")
         cells = [(r, j) for r in rows for j, c in enumerate(r.cells) if number in numbers_in(c)]
         if any(_names_with(r.cells[j], claim_words) for r, j in cells):
-            return True  # the number is part of a name the claim gives: "Qwen3-8B (2025)"
+            return True  # the number is part of a name the claim gives: "Vireo-9B (2027)"
         if not cells:
             continue
         labels = label_columns(rows)
         if any(j in labels and _stated_whole(r.cells[j], spaced) for r, j in cells):
-            return True  # a label the claim gives whole: the age band "70-74" is no value
-        # a row labelled by numbers ("65-69") is named by its label stated whole; where the claim
+            return True  # a label the claim gives whole: the age band "80-84" is no value
+        # a row labelled by numbers ("85-89") is named by its label stated whole; where the claim
         # states one such label, a row whose numbers it does not state is not the row it names
         banded = {id(r) for r in rows if any(j in labels and numbers_in(c) for j, c in enumerate(r.cells))}
         stated = {id(r) for r in rows if any(j in labels and _stated_whole(c, spaced) for j, c in enumerate(r.cells))}
@@ -58,8 +58,8 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
             cells = [(r, j) for r, j in cells if id(r) not in banded or id(r) in stated]
             if not cells:
                 return False
-        # the rows are named in the clause that states the number, where it names any ("76.6 for
-        # BM25 + DPR; and 59.1 for BM25"), else anywhere in the claim ("BM25 and DPR get 59.1 and 78.4")
+        # the rows are named in the clause that states the number, where it names any ("69.8 for
+        # Okapi + Kestrel; and 54.2 for Okapi"), else anywhere in the claim ("Okapi and Kestrel get 54.2 and 72.7")
         clause = _clause_words(claim, number)
         named_there = any(words <= clause for r in rows for _, words in _label_words(r, -1) if words)
         scope = clause if named_there else claim_words
@@ -78,14 +78,14 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
 
 def stated_numbers(claim: str) -> list[str]:
     """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")
-    and a difference it works out in plain sight ("15.9 (68.7 − 52.8)": the two it comes from are
+    and a difference it works out in plain sight ("14.7 (63.4 − 48.7)": the two it comes from are
     the values to check)."""
     # "8 figures, from Figure 1 to Figure 8": the count in plain sight as the last label it names
     counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)]
     for m in reversed(counts):
         claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
-    for m in WORKED_OUT.finditer(claim):  # "a difference of 15.9 (68.7 − 52.8)"
+    for m in WORKED_OUT.finditer(claim):  # "a difference of 14.7 (63.4 − 48.7)"
         result, first, second = (printed_value(g) for g in m.groups())
         if abs(first - second) == result:
             claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
@@ -93,7 +93,7 @@ def stated_numbers(claim: str) -> list[str]:
 
 
 def _in_plain_sight(claim: str, count: re.Match[str]) -> bool:
-    """The claim lists the items counted after the count ("4 tables: Table 2-1, ..., Table 3-2"), or
+    """The claim lists the items counted after the count ("4 tables: Table 1-1, ..., Table 2-3"), or
     names the item numbered as the count ("8 figures, from Figure 1 to Figure 8")."""
     label = caption_label(f"{count.group(0).split()[1]} {count.group(1)}")
     if label is None or int(count.group(1)) < 1:
@@ -125,7 +125,7 @@ def _row_named(
 ) -> bool:
     """The claim names the row: `naming_words` (the claim's, or its clause's) hold all the words of
     one of its label cells (or of its group label), and no other row's label in that place that
-    holds those words and more ("BM25 + DPR gets 76.6": the "BM25 + DPR" row is named, the "BM25"
+    holds those words and more ("Okapi + Kestrel gets 69.8": the "Okapi + Kestrel" row is named, the "Okapi"
     row is not); and the claim names the column, when its header has words."""
     if not _column_named(row, column, claim_words):
         return False
@@ -140,22 +140,22 @@ def _row_named(
 
 
 def _stated_whole(cell: str, spaced_claim: str) -> bool:
-    """The claim (its white space runs made single spaces) prints the cell as it is: "70-74" in
-    "... for Age, 70-74"."""
+    """The claim (its white space runs made single spaces) prints the cell as it is: "80-84" in
+    "... for Age, 80-84"."""
     wanted = " ".join(cell.split())
     return bool(wanted) and re.search(rf"(?<![\w.]){re.escape(wanted)}(?![\w]|\.\d)", spaced_claim) is not None
 
 
 def _names_with(cell: str, claim_words: set[str]) -> bool:
-    """A cell that names with a number ("Qwen3-8B (2025)", "Phase 2 trial"): it has words of its
+    """A cell that names with a number ("Vireo-9B (2027)", "Phase 2 trial"): it has words of its
     own, all of them in the claim."""
     words = set(content_words(cell))
     return bool(words) and words <= claim_words
 
 
 def _column_named(row: TableRow, column: int, claim_words: set[str]) -> bool:
-    """The claim's words name this column as much as any other ("Top-20 · NQ", not "Top-20 ·
-    TriviaQA", for "Top-20 on NQ"); a column with no header is named by its row alone."""
+    """The claim's words name this column as much as any other ("Top-5 · CQ", not "Top-5 ·
+    WebTrivia", for "Top-5 on CQ"); a column with no header is named by its row alone."""
     overlap = [len(set(content_words(h)) & claim_words) for h in row.header]
     if column >= len(overlap) or not content_words(row.header[column]):
         return True

@@ -2,7 +2,7 @@
 
 A simple font whose ToUnicode map leaves a code out makes MuPDF fall back to the raw code, and a
 code below 32 comes out as a control character that word extraction treats as a space: the page
-shows "−0.5896", the words say "0.5896". Each such character is resolved, first path that answers:
+shows "−0.4127", the words say "0.4127". Each such character is resolved, first path that answers:
 
 1. **The font's encoding.** The glyph name the font's /Encoding /Differences (over the encoding
    built into a Type 1 font program) gives the code, through the Adobe Glyph List (`minus`,

@@ -30,7 +30,7 @@ def question_id(index: int) -> str:
 
 def must_include(sample: Sample) -> list[str]:
     """The strings an answer holds when it gives the gold: a List's items, and those of an answer
-    of another format written as a list (a Str "['combshj@unk.edu']"), else the answer."""
+    of another format written as a list (a Str "['lindqvt@example.edu']"), else the answer."""
     if sample.answer_format == "None":
         return []
     answer = sample.answer.strip()

@@ -1,5 +1,5 @@
 """An answer for the terminal (rich): the text with its citations, each image placement as a labelled
-line (`[image 2: Table 2 — mavis-aaai2026.pdf p.4]`), unsupported sentences flagged, then the sources.
+line (`[image 2: Table 2 — report-2031.pdf p.4]`), unsupported sentences flagged, then the sources.
 
 Everything is built as rich `Text`, never parsed as console markup, so a quote containing `[bold]`
 prints as it is.

@@ -75,12 +75,12 @@ def quote_title(quote: ContextQuote) -> str:
 
 
 def quote_place(quote: ContextQuote) -> str:
-    """`mavis-aaai2026.pdf p.4` (pages shown 1-based)."""
+    """`report-2031.pdf p.4` (pages shown 1-based)."""
     return f"{quote.doc_name} p.{quote.page_idx + 1}"
 
 
 def image_label(quote: ContextQuote) -> str:
-    """`image 2: Table 2 — mavis-aaai2026.pdf p.4`."""
+    """`image 2: Table 2 — report-2031.pdf p.4`."""
     return f"image {quote.number}: {quote_title(quote)} — {quote_place(quote)}"
 
 

@@ -76,7 +76,7 @@ def named_pages_first(
 ) -> list[tuple[str, float]]:
     """The ranking with the quotes `named` (on the pages the question names) ahead of the rest, each
     part in its order: a question that names a page is answered there, whatever words its evidence
-    uses ("What date is mentioned on the second page?"), and a reranker reading words alone would
+    uses ("Which year is printed on the third page?"), and a reranker reading words alone would
     sink it."""
     if not named.any():
         return ranking

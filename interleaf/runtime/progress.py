@@ -142,7 +142,7 @@ F = TypeVar("F", bound=Finished)
 
 class StageLines:
     """One line per unit of work finished, to stderr when stderr is not a terminal (where a
-    terminal would show the bar): `parse dpr-emnlp2020.pdf: ok, 14 pages, 140 quotes (31.2 s)`."""
+    terminal would show the bar): `parse report-2031.pdf: ok, 14 pages, 140 quotes (31.2 s)`."""
 
     def __init__(self, enabled: bool | None = None) -> None:
         self.enabled = not sys.stderr.isatty() if enabled is None else enabled

@@ -36,8 +36,8 @@ def contextual_header(
     max_chars: int = MAX_HEADER_CHARS,
 ) -> str:
     """ "doc title | section path". The quote that opens its section and reads as its heading is
-    not prefixed with itself; a paragraph that merely starts with the heading's words ("Aromatase
-    inhibitors help prevent ..." under "Aromatase inhibitors") keeps the path."""
+    not prefixed with itself; a paragraph that merely starts with the heading's words ("Soil
+    nitrogen levels drop ..." under "Soil nitrogen") keeps the path."""
     head = [doc_title or ""]
     path = short_path(section_path, levels)
     own = " ".join(own_text.split()).casefold()

@@ -2,7 +2,7 @@
 
 "7.4.12.6", "Exhibit 7.4.12-12", "Chapter 12", "Appendix B", "Section 4.2", "Part III": a label is a
 kind word (optional for dotted numbers) and a number. Parsed from the first line of a quote, from an
-outline entry's title, from a running header ("Exhibit 7.4.12-14 (Cont. 3) (01-17-2017)") or from a
+outline entry's title, from a running header ("Exhibit 7.4.12-14 (Cont'd 2) (05-22-2019)") or from a
 question's words, they all reduce to one comparable `key`, so a question's "Exhibit 7.4.12-14" finds
 the outline's "7.4.12-14   Quarterly Account Summary".
 """
@@ -63,7 +63,7 @@ class Heading:
     kind: str  # exhibit, chapter, section, ... ; "" for a bare dotted number
     number: str  # dashes folded to "-": "7.4.12-14"
     title: str  # the words after the label, dates and continuation marks removed
-    continued: bool = False  # "(Cont. 3)": a running header of a unit that started earlier
+    continued: bool = False  # "(Cont'd 2)": a running header of a unit that started earlier
 
     @property
     def key(self) -> str:

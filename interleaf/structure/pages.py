@@ -160,7 +160,7 @@ def named_pages(question: str, numbering: dict[str, PageNumbering]) -> frozenset
 
 def float_on_named_page(question: str) -> tuple[str, str] | None:
     """("table" or "figure", the page's words) where the question speaks of a float on a page it
-    names: "the diagram on page 10", "the table at page 17", "the images on the cover", "page 5's
+    names: "the diagram on page 6", "the table at page 23", "the images on the cover", "page 5's
     chart"; None otherwise. A chart, a map, a photo are figures to the parser; a table is a table."""
     for reference in page_references(question):
         page = re.escape(reference.text)

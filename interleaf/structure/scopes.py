@@ -20,7 +20,7 @@ from interleaf.structure.references import SectionResolver, item_labels, resolve
 
 @dataclass(frozen=True)
 class Scope:
-    text: str  # the question's words that point: "Exhibit 7.4.12-14", "the summer sword", "Table 2-2"
+    text: str  # the question's words that point: "Exhibit 7.4.12-14", "the glass orchard", "Table 2-2"
     how: str  # label, label-prefix, title, title-series, title-part, item
     query: str  # what to ask inside the scope
     mask: np.ndarray  # bool over the loaded quotes

@@ -2,7 +2,7 @@
 
 Sources, best first: the PDF outline (bookmarks) where there is one; numbered headings at the start
 of quotes ("7.4.12.6", "Exhibit 7.4.12-12", "Chapter 12") and title quotes otherwise; running
-headers ("Exhibit 7.4.12-14 (Cont. 3)") for units whose first page carries no heading the parser kept.
+headers ("Exhibit 7.4.12-14 (Cont'd 2)") for units whose first page carries no heading the parser kept.
 An outline entry is anchored to the quote that carries its heading (same number, or same words), else
 to its destination's height on the page, else to the top of its page. A quote belongs to the last
 section that starts at or before it in reading order.
@@ -27,7 +27,7 @@ FURNITURE_KINDS = frozenset({"header", "footer"})
 # a title quote with a plain leading number: "1 Introduction", "2. Related work" (no outline case only)
 _SIMPLE_NUMBERED = re.compile(r"^(?P<num>\d{1,2})\.?\s+(?P<title>[A-Z].{2,80})$")
 # A heading quote found by its words must share this many leading characters with the entry's title
-# (short titles such as "Bear" or "Nug" must match whole): measured on game-manual-619p.pdf, where
+# (short titles such as "Wick" or "Finch" must match whole): measured on game-manual-619p.pdf, where
 # 1,372 outline entries anchor to their title quotes.
 MIN_TITLE_PREFIX = 12
 

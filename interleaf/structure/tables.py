@@ -3,9 +3,9 @@ header row.
 
 A long table is cut by page breaks into one quote per page; only the first part carries the caption
 ("Exhibit 7.4.12-14 ... Account Summary"), and often only the first part carries the header row
-("LINE POSITION DESCRIPTION AND VALIDITY"). A later part alone names neither, so a question that
+("FIELD NAME FORMAT AND LIMITS"). A later part alone names neither, so a question that
 names the table cannot find it. Parts are linked when a table follows a table of the previous page in
-the same section and says it continues ("(Cont. 3)", "continued"), repeats the header row, or has no
+the same section and says it continues ("(Cont'd 2)", "continued"), repeats the header row, or has no
 caption of its own.
 """
 
@@ -21,7 +21,7 @@ from interleaf.structure.headings import CONTINUED, clean_title, parse_heading
 
 TABLE_KINDS = frozenset({"table"})
 # A header row is a short line of words: column names, not data (measured on the IRS manual's exhibits:
-# "LINE POSITION DESCRIPTION AND VALIDITY"; docs/ tables give theirs as the Markdown table's first row).
+# "FIELD NAME FORMAT AND LIMITS"; docs/ tables give theirs as the Markdown table's first row).
 MAX_HEADER_WORDS = 12
 _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
 
@@ -39,7 +39,7 @@ class TablePart:
 def _is_header(line: str, cells: list[str] | None = None) -> bool:
     """Column names: not a heading or a continuation mark; a line of text: a short line of words with
     no digits (the IRS exhibits' data rows start with numbers); Markdown cells: mostly not numbers
-    ("Model | F1 | EM" is a header, "1 | 01-05 | Command Code" is not)."""
+    ("Model | F1 | EM" is a header, "1 | 03-08 | Service Code" is not)."""
     if parse_heading(line) is not None or CONTINUED.search(line):
         return False
     if cells is not None:
@@ -57,7 +57,7 @@ def _is_header(line: str, cells: list[str] | None = None) -> bool:
 def header_row(text: str | None, table_md: str | None = None) -> str | None:
     """A table's header row: the Markdown table's first row, else the first line of its text (after a
     heading line) made of words only. A first row that is not column names (the describer's table of
-    a continued exhibit starts "7.4.12-14 (Cont. | 1) (01-17-2017)") falls back to the text."""
+    a continued exhibit starts "7.4.12-14 (Cont'd | 2) (05-22-2019)") falls back to the text."""
     if table_md:
         lines = [ln for ln in table_md.splitlines() if ln.strip()]
         if len(lines) > 1 and _MD_SEPARATOR.match(lines[1]):

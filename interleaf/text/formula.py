@@ -27,12 +27,12 @@ BIG = "∑∏∫∮√∂∇"
 # same line: "80+" above "37" in a chart's labels is no sum.
 _OPERAND_BEFORE = re.compile(r"(?:[^\W_][′″'*]*|[)\]}|])[ \t]*$")
 _OPERAND_AFTER = re.compile(r"[ \t]*(?:[^\W_]|[(\[{|\-−+√∑∏∫∂∇∞])")
-# A programme's identifier joined by underscores ("AAS_wAC_1_WER") is one word of code, not symbols.
+# A programme's identifier joined by underscores ("CFG_rB2_7_LOSS") is one word of code, not symbols.
 _WORD = re.compile(r"[^\W\d_]\w*_\w*|[^\W\d_]{2,}")
 # Words take under this share of a formula's characters. Measured on the title and text boxes of
 # three rows or fewer holding an operator, on the pages of ../shared/corpus and of the
 # MMLongBench-Doc dev half that hold one: the display formulas reached 0.42 at most (a formula naming
-# functions, as "arg topK" does), code legends ("1 = Yes") 0.5 and more, headings and menu paths
+# functions, as "arg topK" does), code legends ("1 = Active") 0.5 and more, headings and menu paths
 # 0.8 and more. Higher, the legends become formulas; lower, the formulas naming functions stay text.
 MAX_WORD_SHARE = 0.5
 

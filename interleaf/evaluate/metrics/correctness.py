@@ -3,7 +3,7 @@
 
 - answer_correct: every `must_include` string appears in the answer, both sides folded the same way
   (`fold`): case, white space, the Unicode minus and dashes written as "-", thousands separators
-  ("79,168" = "79168", and the Indian grouping "7,92,756" = "792756"), citation markers removed.
+  ("43,512" = "43512", and the Indian grouping "4,71,306" = "471306"), citation markers removed.
   An abstaining answer is never correct on an answerable question.
 - abstention_recall: share of the unanswerable questions the generator abstained on.
 - false_abstention: share of the answerable questions it abstained on.
