@@ -165,6 +165,20 @@ def question_set(question: str) -> str:
     return question.partition(":")[0]
 
 
+def ceiling(y: np.ndarray, questions: np.ndarray, answerable: dict[str, bool]) -> dict[str, dict[str, float]]:
+    """Per set, the share of its answerable questions of which some candidate holds the answer: the
+    most that any ranker of these candidates, at any threshold, gets right. What lies above it needs
+    other candidates (a value worked out, a chart read), not another fit."""
+    held = {q: False for q, ok in answerable.items() if ok}
+    for q in questions[y > 0]:
+        held[q] = True
+    out: dict[str, dict[str, float]] = {}
+    for name in sorted({question_set(q) for q in held}):
+        of_set = [v for q, v in held.items() if question_set(q) == name]
+        out[name] = {"answerable": len(of_set), "some_candidate_holds_it": round(sum(of_set) / len(of_set), 3)}
+    return out
+
+
 def fit(x: np.ndarray, y: np.ndarray):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -267,6 +281,9 @@ def main() -> int:
         f"{len(x)} candidates of {len(set(questions))} questions in {len(set(documents))} documents; {y.sum()} hold it"
     )
 
+    reachable = ceiling(y, questions, ex.answerable)
+    print("answerable questions some candidate answers (the ranker's ceiling):", json.dumps(reachable))
+
     # the gate: a question whose first part names something its document never prints refused
     # before any candidate is ranked (offline.py); kept when the held-out folds handle more right with it
     never = x[:, FEATURES.index("anchor_never_printed")] > 0
@@ -302,6 +319,7 @@ def main() -> int:
             "questions": len(set(questions)),
             "documents": len(set(documents)),
             "refused_whatever_the_threshold": len(ex.refused),
+            "ceiling": reachable,
         },
         "cross_validation": {
             "folds": args.folds,

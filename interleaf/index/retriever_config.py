@@ -30,6 +30,10 @@ class TextFields(Strict):
     neighbours: int = Field(0, ge=0, le=3)  # quotes of context on each side, same page
     # short fragments next to a figure (legend, axis titles) get its caption: alone they name nothing
     figure_context: bool = False
+    # where a quote's indexed text is cut. BM25's 2000 is chosen by `make fit-bm25` (page recall@5 on
+    # MMLongBench-Doc's dev half and qa_dev, held-out folds by document: docs/measured/bm25-fit.md):
+    # shorter loses what long quotes say, longer lets a whole statement's rows outweigh the paragraph
+    # that answers. A dense encoder reads only its first max_seq_length tokens of it anyway
     max_chars: int = Field(2000, ge=100)
 
 
@@ -67,6 +71,10 @@ class TextRetrieverBase(RetrieverBase):
 
 class BM25Config(TextRetrieverBase):
     kind: Literal["bm25"] = "bm25"
+    # k1 and b: Robertson's usual 1.2 and 0.75, kept by `make fit-bm25` (page recall@5 on
+    # MMLongBench-Doc's dev half and qa_dev over k1 0.8-2.0 and b 0.3-0.9, each chosen on every or
+    # most held-out folds by document: docs/measured/bm25-fit.md). k1: how fast a term's repeats
+    # stop counting; b: how much a long quote is marked down for its length
     k1: float = Field(1.2, ge=0)
     b: float = Field(0.75, ge=0, le=1)
     stemmer: bool = False  # Snowball English stems as the tokens: "retrieved" and "retrieval" meet
