@@ -186,7 +186,7 @@ def main() -> None:
     if args.measured:
         from interleaf.measured import write_measured
 
-        title = f"Fusion settings chosen on dev sets (page recall@{args.k})"
+        title = f"Retrieval settings chosen on dev sets (page recall@{args.k})"
         write_measured(Path(args.measured), title, "\n".join(lines), sys.argv, "python benchmarks/fit_retrieval.py")
 
 
