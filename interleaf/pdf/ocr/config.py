@@ -26,11 +26,11 @@ class RapidOcrConfig(Strict):
     # Which detected lines RapidOCR's orientation classifier (its `use_cls`) checks, turning a line
     # 180 degrees first when it calls it upside down. "vertical": the lines RapidOCR turns a quarter
     # turn to read (1.5 times as tall as wide), whose reading direction that turn only guesses: a
-    # chart's axis title reads bottom to top (a percent axis title of a corpus paper's figure read as a
-    # clipped fragment unchecked). "all", RapidOCR's own default, misfires on the corpus's screen captures: on 12
-    # raster figures of the IRS manual, 8 read differently, and the words only it read were flipped
-    # fragments ("O--1n", "T") where unchecked lines read whole words and field codes. "off":
-    # none. benchmarks/bench_ocr.py (`make bench`) gives all three. Parse's OCR of whole
+    # chart's axis title reads bottom to top (a percent axis title of a corpus paper's figure read as
+    # a clipped fragment unchecked). "all", RapidOCR's own default, misfires on the corpus's screen
+    # captures: on 12 raster figures of the IRS manual, 8 read differently, and the words only it read
+    # were flipped fragments ("O--1n", "T") where unchecked lines read whole words and field codes.
+    # "off": none. benchmarks/bench_ocr.py (`make bench`) gives all three. Parse's OCR of whole
     # pages checks every line: a page may be scanned upside down (interleaf/parse/layout/parser.py).
     textline_orientation: Literal["vertical", "all", "off"] = "vertical"
 
