@@ -120,16 +120,16 @@ fit-retrieval: install-dev ## choose the fusion's numbers on the dev sets, cross
 # BM25's index settings (k1, b, where a quote's text is cut) on the same sets: each value is an
 # index of its own, so each is ingested first (the index stage alone runs); the configured one last,
 # so the warehouse's views show what the configuration indexes
-BM25_VARIANTS := k1=0.8 k1=1.6 k1=2.0 b=0.3 b=0.5 b=0.9 fields.max_chars=1000 fields.max_chars=4000 fields.max_chars=8000
+BM25_GRID := k1=0.8,1.2,1.6,2.0 b=0.3,0.5,0.75,0.9 fields.max_chars=1000,2000,4000,8000
 fit-bm25: install-dev ## choose BM25's k1, b and max_chars on the dev sets, cross-validated by document; writes docs/measured/bm25-fit.md
-	for v in $(BM25_VARIANTS) ""; do \
-		set=$${v:+--set index.retrievers.bm25.$$v}; \
+	for g in $(BM25_GRID); do for v in $$(echo $${g#*=} | tr , ' '); do \
+		set="--set index.retrievers.bm25.$${g%%=*}=$$v"; \
 		$(IL) $$set --warehouse $(MMLB_WAREHOUSE) ingest $(MMLB)/pdfs && $(IL) $$set ingest $(CORPUS)/docs || exit 1; \
-	done
+	done; done
+	$(IL) --warehouse $(MMLB_WAREHOUSE) ingest $(MMLB)/pdfs && $(IL) ingest $(CORPUS)/docs
 	$(PYTHON) benchmarks/fit_retrieval.py --set $(MMLB_WAREHOUSE)=$(MMLB)/qa_dev.jsonl \
 		--set $(INTERLEAF_WAREHOUSE)=$(CORPUS)/qa_dev.jsonl --measured docs/measured/bm25-fit.md \
-		--grid index.retrievers.bm25.k1=0.8,1.2,1.6,2.0 --grid index.retrievers.bm25.b=0.3,0.5,0.75,0.9 \
-		--grid index.retrievers.bm25.fields.max_chars=1000,2000,4000,8000
+		$(foreach g,$(BM25_GRID),--grid index.retrievers.bm25.$(g))
 
 faults: install-dev ## the fault suite: fuzzed PDFs, kill -9, model servers failing, corrupt parts, disk full; writes docs/measured/faults.md
 	$(RECORD) faults -- $(PYTHON) -m benchmarks.faults --corpus $(CORPUS)

@@ -232,7 +232,7 @@ class ResolvedItem:
 
 
 # Kinds whose own text may open with their label: a caption quote, or a table or figure whose caption
-# the parser kept inside the region (ibm-redpaper-rcac.pdf page 9: a "Table 2-2 ..." caption).
+# the parser kept inside the region (a table whose first line is its "Table 2-2 ..." caption).
 LABELLED_KINDS = frozenset({"caption", "table", "figure", "chart", "image", "equation"})
 
 
