@@ -11,7 +11,9 @@ import pytest
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.part_answer import counts_another_thing
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.generate.sentences import split_sentences
 from tests.conftest import IngestedWarehouse, sql_rows
 
 DOC = "dpr-emnlp2020.pdf"
@@ -108,3 +110,30 @@ def test_a_difference_is_worked_out_from_the_two_cells(context: tuple[ContextQuo
         f"![Table 2](image{table.number})"
     )
     assert check_answer(wrong, context, question=question).sentences[0].supported is False
+
+
+def test_a_sentence_counting_another_thing_does_not_answer_how_many(corpus_warehouse: IngestedWarehouse) -> None:
+    # "how many questions per second": the paper's sentence on its batch size holds "question" and
+    # the number 128, far apart; the sentence on its speed states 995.0 beside "questions"
+    # (part_answer.counts_another_thing). Read together, the speed is the answer
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "select q.quote_id, q.page_idx, q.kind, q.text from quotes q join documents d on d.doc_id = q.doc_id "
+        f"where d.name = '{DOC}' and (q.text like '%questions per second%' or q.text like '%batch size of 128%') "
+        "order by q.page_idx",
+    )
+    batch = next(s for r in rows for s in split_sentences(r["text"]) if "batch size of 128" in s)
+    speed = next(s for r in rows for s in split_sentences(r["text"]) if "questions per second" in s)
+    question = "How many questions per second can DPR process?"
+    assert counts_another_thing(question, "sentence", batch), batch
+    assert not counts_another_thing(question, "sentence", speed), speed
+    # a table row states its numbers under headers, however far from the word; a question not asking
+    # "how many" is not read so
+    assert not counts_another_thing(question, "row", batch)
+    assert not counts_another_thing("What batch size does DPR use?", "sentence", batch)
+    context = tuple(
+        ContextQuote(r["quote_id"], "text", n, "dpr", DOC, r["page_idx"], r["kind"], r["text"], score=1.0 / n)
+        for n, r in enumerate(rows, start=1)
+    )
+    markdown, short = _answer(context, question)
+    assert "995.0" in markdown and short in ("995", "995.0") and "128" not in markdown, (markdown, short)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, pages_take_turns, rrf
+from interleaf.retrieve.fusion import Hit, apply_quota, number_share, numbers_lift, page_fusion, pages_take_turns, rrf
 from interleaf.retrieve.lexical import LexicalReranker
 from tests.conftest import IngestedWarehouse, view_tables
 from tests.tiny_models import build_cross_encoder
@@ -45,6 +45,27 @@ def test_pages_take_turns_in_the_head_and_keep_its_quotes() -> None:
     assert [q for q, _ in turned] == ["table", "lone", "caption", "para", "near", "tail"]
     assert set(turned[:5]) == set(ranking[:5])  # the head's quotes, scores kept: only their order moves
     assert pages_take_turns(ranking, page_of, head=0) == ranking
+
+
+def test_number_share_counts_the_tokens_that_are_numbers() -> None:
+    assert number_share("Goodwill 1,383 1,384 (34) $6.31 12%") == 5 / 6
+    assert number_share("We test goodwill annually in the fourth quarter") == 0.0
+    assert number_share("") == 0.0
+
+
+def test_numbers_lift_raises_a_table_of_figures_in_the_head_only() -> None:
+    names = ["para", "note", "figures", "policy", "past"]
+    ranking = [(q, 1 / (10 + rank)) for rank, q in enumerate(names, start=1)]
+    share = {"para": 0.0, "note": 0.05, "figures": 0.6, "policy": 0.1, "past": 0.9}
+    lifted = numbers_lift(ranking, share, head=4, k=10, weight=1.0)
+    # the table of figures rises from third to first; "past", past the head, stays last whatever it holds
+    assert [q for q, _ in lifted] == ["figures", "para", "note", "policy", "past"]
+    assert dict(lifted) == dict(ranking)  # only the order moves: each quote keeps its score
+    # a small weight re-orders near-ties only: the top hit keeps its place
+    assert numbers_lift(ranking, share, head=4, k=10, weight=0.05)[0][0] == "para"
+    assert numbers_lift(ranking, share, head=4, k=10, weight=0.0) == ranking
+    # equal shares are lifted alike: a head of paragraphs holding no number keeps its order
+    assert [q for q, _ in numbers_lift(ranking, dict.fromkeys(names, 0.0), head=4, k=10, weight=1.0)] == names
 
 
 def test_quota_caps_each_modality_and_spills_when_one_runs_short() -> None:

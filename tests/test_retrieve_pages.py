@@ -5,6 +5,7 @@ unnumbered cover and inside cover, so its printed page 20 is the file's page 22.
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 
@@ -125,7 +126,7 @@ def test_pages_take_turns_in_a_real_ranking(corpus_warehouse: IngestedWarehouse)
     # the guide's page on chemotherapy's side effects holds most of the question's words in several
     # paragraphs, which fill the head of the context; with the turns, other pages come between them
     root, question = corpus_warehouse.root, "What are the side effects of chemotherapy?"
-    plain = _context_pages(root, question, "--doc", DOC)
+    plain = _context_pages(root, question, "--doc", DOC, "--set", "retrieve.pages_take_turns=0")
     turned = _context_pages(root, question, "--doc", DOC, "--set", "retrieve.pages_take_turns=20")
     assert len(set(plain[:5])) < 5, plain
     assert turned[0] == plain[0] and len(set(turned[:5])) == 5, turned
@@ -136,6 +137,36 @@ def test_pages_take_turns_in_a_real_ranking(corpus_warehouse: IngestedWarehouse)
     )
     top = turned.count(plain[0])
     assert sorted(by_score) == sorted(turned) and by_score[:top] == [plain[0]] * top, by_score
+
+
+def test_the_offline_answer_does_not_move_with_the_contexts_order(corpus_warehouse: IngestedWarehouse) -> None:
+    # the offline composer reads its context most relevant first, by the quotes' retrieval scores
+    # (offline.most_relevant_first): given the same quotes in the pages' turns, or shuffled, it cites
+    # the same quotes and gives the same short answer; only the citations' numbers follow the order
+    root = corpus_warehouse.root
+    questions = [
+        "What are the side effects of chemotherapy?",
+        "How many people were diagnosed with cancer?",
+        "What does radiotherapy treat?",
+        "How long does a course of chemotherapy last?",
+    ]
+
+    def cited(question: str, *settings: str) -> tuple[list[str], str, str, list[int]]:
+        answer = json.loads(run_cli(root, "ask", question, "--doc", DOC, "--json", *settings).stdout)
+        unnumbered = re.sub(r"\[\d+\]|image\d+", "#", answer["answer"])
+        sources = sorted(s["quote_id"] for s in answer["sources"])
+        return sources, answer["short_answer"], unnumbered, [c["page"] for c in answer["context"]]
+
+    orders = []
+    for question in questions:
+        plain = cited(question, "--set", "retrieve.pages_take_turns=0")
+        turned = cited(question, "--set", "retrieve.pages_take_turns=10")
+        shuffled = cited(question, "--set", "generate.quote_order=shuffled")
+        assert sorted(plain[3]) == sorted(turned[3]) == sorted(shuffled[3]), question  # the same quotes
+        assert plain[:3] == turned[:3] == shuffled[:3], question
+        orders.append((plain[3], turned[3], shuffled[3]))
+    # the orders differ: the turns and the shuffle did move the quotes
+    assert any(p != t for p, t, _ in orders) and all(p != s for p, _, s in orders), orders
 
 
 def test_a_float_asked_of_a_page_that_holds_none_is_said_missing(corpus_warehouse: IngestedWarehouse) -> None:

@@ -70,3 +70,16 @@ def told_years(question: str) -> list[str]:
 def instructs_number(question: str) -> bool:
     """The question's instructions say the answer is a number ("Give me an integer.")."""
     return any(is_instruction(s) and _NUMBER.search(s) for s in _statements(question)[1:])
+
+
+_WANTS_QUANTITY = re.compile(
+    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|tall|wide|heavy)|what\s+(?:percentage|percent|share"
+    r"|proportion|number|amount|fraction|ratio|rate))\b",
+    re.I,
+)
+
+
+def wants_quantity(question: str) -> bool:
+    """The question asks for a quantity, by its words ("how many") or by its instructions ("Answer
+    in million.")."""
+    return _WANTS_QUANTITY.search(question) is not None or instructs_number(question)

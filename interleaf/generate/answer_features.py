@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from interleaf.evidence import fold
-from interleaf.expand.instructions import instructs_number
+from interleaf.expand.instructions import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_scoring import (
     Scored,
@@ -77,11 +77,6 @@ FEATURES = (
     "page_rank",  # 1 / (1 + the retriever's best rank of a quote on its page)
 )
 
-_WANTS_QUANTITY = re.compile(
-    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|tall|wide|heavy)|what\s+(?:percentage|percent|share"
-    r"|proportion|number|amount|fraction|ratio|rate))\b",
-    re.I,
-)
 _YEAR_OR_MONTH = re.compile(
     r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I
 )
@@ -94,12 +89,6 @@ class Candidates:
     units: tuple[Unit, ...]
     scored: tuple[Scored, ...]  # the rule-based scores, in `units` order
     matrix: np.ndarray  # len(units) x len(FEATURES)
-
-
-def wants_quantity(question: str) -> bool:
-    """The question asks for a quantity, by its words ("how many") or by its instructions ("Answer
-    in million.")."""
-    return _WANTS_QUANTITY.search(question) is not None or instructs_number(question)
 
 
 def candidate_features(

@@ -37,8 +37,9 @@ class GenerateConfig(Strict):
     # the other one stands in where the chosen one is missing
     image_text: Literal["vlm", "ocr"] = "vlm"
     # retrieved: the context's positions; relevance: by retrieval score, most relevant first (the
-    # positions differ where retrieve.pages_take_turns interleaves pages: the offline answer ranker
-    # was fitted on quotes read most relevant first); shuffled: MMDocRAG footnote 7
+    # positions differ where retrieve.pages_take_turns interleaves pages); shuffled: MMDocRAG footnote 7.
+    # The offline composer ranks its candidates by the quotes' scores whatever the order (its ranker
+    # was fitted on contexts read most relevant first): the order moves its citations' numbers only
     quote_order: Literal["retrieved", "relevance", "shuffled"] = "retrieved"
     seed: int = 0  # the shuffle's seed
     # single: one call over the whole context (MMDocRAG Appendix C.1); two_step: RefLVQA §5.2's Two-step

@@ -37,7 +37,7 @@ from interleaf.generate.item_count import count_answer
 from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, sums_up, superlative
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
-from interleaf.generate.part_answer import PartAnswer, evidence_of
+from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.sentences import numbers_in
@@ -61,6 +61,16 @@ class Composed:
     answerable: bool
     abstain_reason: str | None = None
     short_answer: str | None = None
+
+
+def most_relevant_first(request: AnswerRequest) -> AnswerRequest:
+    """The request with its quotes by retrieval score, highest first (the given order breaking ties;
+    quotes without a score last): the ranker's rank features (answer_features: quote_rank,
+    page_rank) were fitted on contexts read so, and the context may come in another order
+    (retrieve.pages_take_turns, generate.quote_order). Each quote keeps its label."""
+    quotes = request.quotes
+    order = sorted(range(len(quotes)), key=lambda i: (quotes[i].score is None, -(quotes[i].score or 0.0), i))
+    return replace(request, quotes=tuple(quotes[i] for i in order))
 
 
 class OfflineGenerator:
@@ -102,6 +112,7 @@ class OfflineGenerator:
     def compose(self, request: AnswerRequest) -> Composed:
         """The answer's Markdown: each part's answering sentence, cited, images beside theirs; or
         "The documents do not say ..." for what nothing answers."""
+        request = most_relevant_first(request)
         relevance = Relevance(request.question, request.quotes, request.documents_text)
         if not relevance.parts:
             return Composed("", False, "the question is blank")
@@ -260,6 +271,18 @@ def _placed(
     sentence so as well refused 28% of the dev half's answerable questions: its years and counts
     are often printed beside the sentence, not in it."""
     best = candidates[0]
+    # a sentence counting another thing than the "how many" asks: the next that passes, or none
+    if counts_another_thing(part.text, best.unit.kind, best.unit.text):
+        return next(
+            (
+                s
+                for s in candidates[1:]
+                if s.score >= ranker.threshold
+                and not counts_another_thing(part.text, s.unit.kind, s.unit.text)
+                and relevance.check(part, evidence_of(s.unit, units)).ok
+            ),
+            None,
+        )
     finding = relevance.check(part, evidence_of(best.unit, units))
     if finding.ok:
         return best

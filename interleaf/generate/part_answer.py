@@ -4,9 +4,11 @@ candidate to decide it (`evidence_of`): shared by the choosing (offline.py) and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from interleaf.describe.table_grid import NUMBER
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_scoring import Scored
 from interleaf.generate.offline_units import Unit, caption_of, where
@@ -54,3 +56,25 @@ def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:
     if unit.paragraph:  # its paragraph: where the subject of "They cost between $1200 and $1850" is named
         context.append(unit.paragraph)
     return Evidence(unit.text, "\n".join(c for c in context if c), q.doc_id, q.doc_name, q.doc_title or "", own)
+
+
+_HOW_MANY = re.compile(r"\bhow\s+many\s+([^\W\d_]{3,})", re.I)
+
+
+def counts_another_thing(question: str, kind: str, text: str) -> bool:
+    """For a part asking "how many <things>", a sentence that speaks of those things (holds the word)
+    and states numbers, none within three words of it: it counts something else ("a panel of
+    250 readers, asked the same question twice" against "how many questions were asked"). A table row
+    or a figure's labels are not read so: their numbers stand under headers. `question`: the part's
+    words; `kind` and `text`: the candidate's (offline_units.Unit). Worth, on the dev half: one more
+    answerable question right by the benchmark's rules, one more refused; on the corpus, a paper's
+    speed asked in a two-part question (tests/test_abstain.py) is answered where a sentence on its
+    batch size was."""
+    asked = _HOW_MANY.search(question)
+    if asked is None or kind not in ("sentence", "block"):
+        return False
+    stem = asked.group(1).casefold().removesuffix("s")
+    words = [w.strip(".,;:()[]\"'’”“").casefold() for w in text.split()]
+    named = [i for i, w in enumerate(words) if w.startswith(stem)]
+    stated = [i for i, w in enumerate(text.split()) if NUMBER.match(w)]
+    return bool(named and stated) and not any(abs(i - j) <= 3 for i in named for j in stated)

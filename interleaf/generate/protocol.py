@@ -37,6 +37,9 @@ class ContextQuote:
     ocr_text: str | None = None
     vlm_text: str | None = None
     doc_title: str | None = None  # the document's title (documents.title): what names the document, besides its file
+    # the retrieval's score (contexts.score): how relevant retrieval found it, whatever the order the
+    # context is given in; None for a quote joined to the context besides retrieval (item_count.py)
+    score: float | None = None
 
     @property
     def label(self) -> str:

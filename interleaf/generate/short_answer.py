@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from interleaf.generate.answer_features import wants_quantity
+from interleaf.expand.instructions import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.months import MONTH
 from interleaf.generate.offline_units import LABEL, Unit

@@ -82,9 +82,11 @@ def build_requests(
     the documents each is asked about (`AnswerRequest.documents_text`). Pure."""
     picked = contexts.filter(pa.compute.equal(contexts.column("budget"), config.budget)).to_pylist()
     by_question: dict[str, list[tuple[float, int, str]]] = {}
+    scores: dict[str, dict[str, float]] = {}
     for r in picked:  # relevance: by score, the position breaking ties; else by position
         first = -r["score"] if config.quote_order == "relevance" else 0.0
         by_question.setdefault(r["question_id"], []).append((first, r["position"], r["quote_id"]))
+        scores.setdefault(r["question_id"], {})[r["quote_id"]] = r["score"]
     asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     # a count of the question's document's tables is read from all of them: their quotes join the
     # context, cited (in either scope, so that the stored answers' contexts are rebuilt the same)
@@ -106,7 +108,7 @@ def build_requests(
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
         counted = counts.get(q["question_id"], ())
         ids += [quote_id for quote_id in dict.fromkeys(i for _, i in counted) if quote_id not in ids]
-        context = context_quotes(ids, rows, names, titles, config.image_text)
+        context = context_quotes(ids, rows, names, titles, config.image_text, scores.get(q["question_id"], {}))
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
         scope = (q["doc_ids"] or ()) if doc_scope else ()
         in_scope = "\n".join(texts[d] for d in scope) if scope else None
@@ -122,9 +124,10 @@ def context_quotes(
     names: Mapping[str, str],
     titles: Mapping[str, str | None],
     image_text_form: str,
+    scores: Mapping[str, float] | None = None,
 ) -> tuple[ContextQuote, ...]:
     """The quotes `ids` (their `quote_rows`) as the generator is given them, in that order: numbered
-    within their modality, an image quote as its `image_text`."""
+    within their modality, an image quote as its `image_text`; `scores`: their retrieval scores."""
     numbers = {"text": 0, "image": 0}
     context = []
     for quote_id in ids:
@@ -147,6 +150,7 @@ def context_quotes(
                 bbox=tuple(row["bbox"]) if row["bbox"] else None,
                 ocr_text=row.get("table_md") or row.get("ocr_text"),
                 vlm_text=row.get("vlm_text"),
+                score=(scores or {}).get(quote_id),
                 doc_title=titles.get(row["doc_id"]),
             )
         )

@@ -87,12 +87,22 @@ class RetrieveConfig(Strict):
     # ahead of the rest after reranking. Off, the dev half's page recall@5 falls while the offline
     # answers' held-out figures rise slightly (make fit-answers): a question naming a page is answered there
     named_pages_first: bool = True
+    # a question asking for a quantity ("how many", "what percentage", "Answer in million."): one more
+    # list fused into the reranked head (rerank.top_n quotes), its quotes by their share of number
+    # tokens, at this weight (fusion.numbers_lift; 0: off). Fitted by page recall@5 on the dev half
+    # and qa_dev (`make fit-retrieval`, docs/measured/retrieval-fit.md; chosen on every fold of
+    # documents): it moves the quantity questions whose evidence is a table of figures (a company's
+    # financial statements, a table of results) into the top 5. Past 1 it sinks the prose that answers
+    # the other quantity questions
+    number_weight: float = Field(1.0, ge=0)
     # the ranking's first N quotes reordered so that pages take turns (fusion.pages_take_turns): each
-    # page's second quote after every page's first. `make fit-retrieval` chooses 20 by page recall@5
-    # (docs/measured/retrieval-fit.md), but the offline answers fall with it (`make fit-answers`'
-    # held-out figure): the composer answers from the neighbouring quotes of the top page, which the
-    # turns push out of its context. Off; a model generator reading a short context may want it. 0: off
-    pages_take_turns: int = Field(0, ge=0)
+    # page's second quote after every page's first, so that a short context holds more pages. `make
+    # fit-retrieval` finds page recall@5 rising up to N = 20 and flat past it, 10 close under 20
+    # (docs/measured/retrieval-fit.md). 10 and not 20: at 20 the generator's context (15 quotes) loses
+    # the top page's neighbouring quotes, which the offline composer answers from, and fewer of the
+    # dev half's answerable questions are answered right (`interleaf eval --mmlongbench`); at 10 its
+    # quotes are the same set, only read in another order (generate.quote_order). 0: off
+    pages_take_turns: int = Field(10, ge=0)
     # a scoped list asks the question without the words its sections' headers all share: inside a
     # named section every quote carries them, and the shortest quotes would win on them alone. Off:
     # qa_dev_long falls, qa_dev does not move

@@ -1,10 +1,13 @@
-"""Weighted reciprocal-rank fusion and modality quotas."""
+"""Weighted reciprocal-rank fusion, the lists fused into its head after it, pages' turns and modality quotas."""
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+
+from interleaf.describe.table_grid import NUMBER
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,34 @@ def page_fusion(
     page_rank = {page: r for r, page in enumerate(sorted(page_score, key=lambda p: -page_score[p]), start=1)}
     fused = [(q, s + (weight / (k + page_rank[page_of[q]]) if page_of[q] in page_rank else 0.0)) for q, s in ranking]
     return sorted(fused, key=lambda kv: (-kv[1], kv[0]))
+
+
+def number_share(text: str) -> float:
+    """The share of the text's whitespace tokens that are numbers ("1,383", "(34)", "$6.31", "12%")."""
+    tokens = text.split()
+    return sum(NUMBER.match(t) is not None for t in tokens) / len(tokens) if tokens else 0.0
+
+
+def numbers_lift(
+    ranking: list[tuple[str, float]], share: Mapping[str, float], head: int, k: float, weight: float
+) -> list[tuple[str, float]]:
+    """The ranking's first `head` quotes with one more reciprocal-rank list fused in, weighted
+    `weight`: the same quotes ordered by `share` (their share of number tokens, number_share). For a
+    question that asks for a quantity, the answer's expected type is evidence, as in factoid question
+    answering: a financial statement or a table of results states the question's words once, among
+    many numbers, and sinks under every paragraph that repeats them. Only the order moves: each quote
+    keeps its score, the retrievers' relevance, which the offline composer reads its context by
+    (offline.most_relevant_first), as pages_take_turns keeps it. The rest keeps its order below the
+    head. 0: off."""
+    if weight <= 0 or head <= 0:
+        return ranking
+    top, tail = ranking[:head], ranking[head:]
+    # a quote's rank is one more than the count of quotes holding more numbers: equal shares (a head
+    # of paragraphs holding none) are lifted alike and keep their order
+    negated = sorted(-share[q] for q, _ in top)
+    by_share = {q: bisect.bisect_left(negated, -share[q]) + 1 for q, _ in top}
+    lifted = sorted(top, key=lambda kv: -(kv[1] + weight / (k + by_share[kv[0]])))
+    return lifted + tail
 
 
 def pages_take_turns(

@@ -2,7 +2,8 @@
 
 Every (retriever, clause) pair keeps its own ranked hits, so recall can be traced to the clause
 and the retriever that found a quote. Fusion is weighted RRF; an optional reranker re-orders the
-fused head; an optional LMM filter drops the head's image quotes a VLM judges unable to answer
+fused head; a question asking for a quantity lifts the head's quotes dense in numbers; pages take
+turns in the head's first quotes; an optional LMM filter drops the head's image quotes a VLM judges unable to answer
 (lmm_filter.py, V-RAG); modality quotas cut the context (MMDocRAG §4.8: 20 quotes = 8 images + 12 texts).
 """
 
@@ -19,6 +20,7 @@ import pyarrow as pa
 
 from interleaf.errors import WarehouseWriteError
 from interleaf.expand.config import ExpandConfig
+from interleaf.expand.instructions import wants_quantity
 from interleaf.expand.protocol import Clause
 from interleaf.expand.stage import clauses_by_question
 from interleaf.fingerprint import canonical_json
@@ -27,7 +29,7 @@ from interleaf.index.registry import retriever_class
 from interleaf.prompts import load_prompt
 from interleaf.retrieve import snapshot
 from interleaf.retrieve.config import RetrieveConfig
-from interleaf.retrieve.fusion import Hit, apply_quota, page_fusion, pages_take_turns, rrf
+from interleaf.retrieve.fusion import Hit, apply_quota, number_share, numbers_lift, page_fusion, pages_take_turns, rrf
 from interleaf.retrieve.lmm_filter import ImageLoader, filter_ranking
 from interleaf.retrieve.loaded_index import IndexHolder, LoadedIndex, load_index, rows_of_retrievers
 from interleaf.retrieve.protocol import ImageFilter, Reranker, Verdict
@@ -152,6 +154,10 @@ def retrieve(
     for r, named in zip(results, on_pages, strict=True):
         if reranker is not None:
             r.ranking = rerank(index, r.question.text, r.ranking, reranker, config)
+        if config.number_weight and wants_quantity(r.question.text):
+            head = r.ranking[: config.rerank.top_n]
+            share = {q: number_share(index.corpus.texts[index.position[q]]) for q, _ in head}
+            r.ranking = numbers_lift(r.ranking, share, config.rerank.top_n, config.rrf_k, config.number_weight)
         r.ranking = pages_take_turns(r.ranking, index.page_of, config.pages_take_turns)
         if config.named_pages_first and named:
             r.ranking = named_pages_first(index, r.ranking, np.logical_or.reduce([m for _, m in named]))
