@@ -143,7 +143,7 @@ def main() -> None:
         "index.retrievers.minilm.weight=0.25,0.5,0.75,1",
         "expand.weights.keywords=0,0.25,0.5,1",
         "retrieve.pages_take_turns=0,10,20",
-        "retrieve.number_weight=0,0.15,0.3,0.5",
+        "retrieve.number_weight=0,0.5,1,1.5,2",
     ]
     # one option at a time, the others as configured (each number's choice stands on its own), or jointly
     choices = [variants_of(grid)] if args.joint else [variants_of([axis]) for axis in grid]
