@@ -97,7 +97,7 @@ class RetrieveConfig(Strict):
     number_weight: float = Field(1.0, ge=0)
     # the ranking's first N quotes reordered so that pages take turns (fusion.pages_take_turns): each
     # page's second quote after every page's first, so that a short context holds more pages. `make
-    # fit-retrieval` finds page recall@5 rising up to N = 20 and flat past it, 10 close under 20
+    # fit-retrieval` finds page recall@5 rising from 0 to 10 and 10 tied with 20, chosen on every fold
     # (docs/measured/retrieval-fit.md). 10 and not 20: at 20 the generator's context (15 quotes) loses
     # the top page's neighbouring quotes, which the offline composer answers from, and fewer of the
     # dev half's answerable questions are answered right (`interleaf eval --mmlongbench`); at 10 its
