@@ -42,7 +42,7 @@ from interleaf.evaluate.metrics.correctness import fold  # noqa: E402
 from interleaf.generate.abbreviations import defined_abbreviations  # noqa: E402
 from interleaf.generate.answer_features import FEATURES  # noqa: E402
 from interleaf.generate.answer_ranker import FITTED  # noqa: E402
-from interleaf.generate.offline import can_answer, rank_part, request_units  # noqa: E402
+from interleaf.generate.offline import can_answer, most_relevant_first, rank_part, request_units  # noqa: E402
 from interleaf.generate.offline_units import image_labels  # noqa: E402
 from interleaf.generate.relevance import Relevance  # noqa: E402
 from interleaf.generate.stage import build_requests  # noqa: E402
@@ -84,7 +84,7 @@ def collect(warehouse: Path, questions_path: Path, settings_path: str | None, in
     tables = [given["questions"], contexts, given["clauses"], given["quotes"], given["quote_texts"]]
     requests = build_requests(*tables, given["documents"], settings.generate, doc_scope=True)
     gold = {r["question_id"]: r for r in given["questions"].to_pylist()}
-    for request in requests:
+    for request in map(most_relevant_first, requests):  # as the composer reads them (offline.py)
         q = gold[request.question_id]
         qid = f"{tag}:{request.question_id}"
         into.answerable[qid] = q["answerable"] is not False
