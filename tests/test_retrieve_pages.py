@@ -144,11 +144,16 @@ def test_the_offline_answer_does_not_move_with_the_contexts_order(corpus_warehou
     # (offline.most_relevant_first): given the same quotes in the pages' turns, or shuffled, it cites
     # the same quotes and gives the same short answer; only the citations' numbers follow the order
     root = corpus_warehouse.root
+    # questions of the corpus's dev sets on this guide whose answers moved with a shuffled context
+    # before the composer read it by score
     questions = [
-        "What are the side effects of chemotherapy?",
-        "How many people were diagnosed with cancer?",
-        "What does radiotherapy treat?",
-        "How long does a course of chemotherapy last?",
+        "According to Understanding Breast Cancer, how long is tamoxifen commonly taken compared with "
+        "aromatase inhibitors?",
+        "According to the 'How cancer spreads' diagram in Understanding Breast Cancer, how do cancer cells "
+        "reach other parts of the body in metastasis?",
+        "What is the five-year survival rate for early breast cancer according to Understanding Breast Cancer?",
+        "What are the four stages depicted, in order, in the 'How cancer starts' diagram of Understanding "
+        "Breast Cancer?",
     ]
 
     def cited(question: str, *settings: str) -> tuple[list[str], str, str, list[int]]:
