@@ -131,8 +131,19 @@ def test_a_sentence_counting_another_thing_does_not_answer_how_many(corpus_wareh
     # "how many" is not read so
     assert not counts_another_thing(question, "row", batch)
     assert not counts_another_thing("What batch size does DPR use?", "sentence", batch)
+    # the batch-size quote read first (the highest score): without the rule the composer answers 128
     context = tuple(
-        ContextQuote(r["quote_id"], "text", n, "dpr", DOC, r["page_idx"], r["kind"], r["text"], score=1.0 / n)
+        ContextQuote(
+            r["quote_id"],
+            "text",
+            n,
+            "dpr",
+            DOC,
+            r["page_idx"],
+            r["kind"],
+            r["text"],
+            score=2.0 if batch in r["text"] else 1.0 / n,
+        )
         for n, r in enumerate(rows, start=1)
     )
     markdown, short = _answer(context, question)

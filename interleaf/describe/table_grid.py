@@ -16,8 +16,15 @@ MAX_COLUMNS = 30
 FULL_WIDTH = 0.6  # a rule this share of the table's width or more runs across it
 
 NUMBER = re.compile(r"^[(\[]?[+\-−±]?\$?\d[\d.,]*(?:[eE][+\-−]?\d+)?%?[)\]]?[,;]?$")
+
 # what data cells hold besides numbers: check marks, crosses, dashes for "none"
 MARKS = frozenset({"X", "x", "✓", "✔", "✗", "✘", "×", "•", "●", "○", "-", "–", "—", "N/A", "n/a"})
+
+
+def number_flags(text: str) -> list[bool]:
+    """For each of the text's whitespace tokens, whether it is a number as a table cell prints one
+    ("1,383", "(34)", "$6.31", "12%"): where a text states numbers, and how many."""
+    return [NUMBER.match(token) is not None for token in text.split()]
 
 
 def column_gap(rows: Sequence[Sequence[Word]]) -> float:

@@ -38,7 +38,7 @@ from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_un
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
-from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode
+from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode, relevance_order
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.sentences import numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer
@@ -69,7 +69,7 @@ def most_relevant_first(request: AnswerRequest) -> AnswerRequest:
     page_rank) were fitted on contexts read so, and the context may come in another order
     (retrieve.pages_take_turns, generate.quote_order). Each quote keeps its label."""
     quotes = request.quotes
-    order = sorted(range(len(quotes)), key=lambda i: (quotes[i].score is None, -(quotes[i].score or 0.0), i))
+    order = sorted(range(len(quotes)), key=lambda i: relevance_order(quotes[i].score, i))
     return replace(request, quotes=tuple(quotes[i] for i in order))
 
 

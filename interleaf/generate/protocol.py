@@ -19,6 +19,12 @@ InputMode = Literal["text", "multimodal"]
 ImageLoader = Callable[[str], bytes]
 
 
+def relevance_order(score: float | None, position: int) -> tuple[bool, float, int]:
+    """The sort key of a context read by relevance: the retrieval score, highest first; the given
+    position breaking ties; a quote without a score (joined besides retrieval) last."""
+    return (score is None, -(score or 0.0), position)
+
+
 @dataclass(frozen=True)
 class ContextQuote:
     """One quote of a retrieved context, as the generator and the renderer see it."""

@@ -18,7 +18,14 @@ from interleaf.expand.stage import clauses_by_question
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.item_count import counted_items
-from interleaf.generate.protocol import AnswerRequest, CheckedAnswer, ContextQuote, GeneratedAnswer, Generator
+from interleaf.generate.protocol import (
+    AnswerRequest,
+    CheckedAnswer,
+    ContextQuote,
+    GeneratedAnswer,
+    Generator,
+    relevance_order,
+)
 from interleaf.generate.sentences import strip_marks
 from interleaf.kinds import modality_of
 from interleaf.stage import StageInput, StageOutput
@@ -81,11 +88,15 @@ def build_requests(
     """One AnswerRequest per question, its context at `config.budget`; `doc_scope`: with the text of
     the documents each is asked about (`AnswerRequest.documents_text`). Pure."""
     picked = contexts.filter(pa.compute.equal(contexts.column("budget"), config.budget)).to_pylist()
-    by_question: dict[str, list[tuple[float, int, str]]] = {}
+    by_question: dict[str, list[tuple[tuple[bool, float, int], str]]] = {}
     scores: dict[str, dict[str, float]] = {}
     for r in picked:  # relevance: by score, the position breaking ties; else by position
-        first = -r["score"] if config.quote_order == "relevance" else 0.0
-        by_question.setdefault(r["question_id"], []).append((first, r["position"], r["quote_id"]))
+        key = (
+            relevance_order(r["score"], r["position"])
+            if config.quote_order == "relevance"
+            else (False, 0.0, r["position"])
+        )
+        by_question.setdefault(r["question_id"], []).append((key, r["quote_id"]))
         scores.setdefault(r["question_id"], {})[r["quote_id"]] = r["score"]
     asked = questions.select(["question_id", "question", "doc_ids"]).to_pylist()
     # a count of the question's document's tables is read from all of them: their quotes join the
@@ -103,7 +114,7 @@ def build_requests(
     on_page = floats_by_page(quotes) if naming else {}  # what the pages questions name hold
     requests = []
     for q in asked:
-        ids = [quote_id for _, _, quote_id in sorted(by_question.get(q["question_id"], []))]
+        ids = [quote_id for _, quote_id in sorted(by_question.get(q["question_id"], []))]
         if config.quote_order == "shuffled":  # seeded per question: the same order on every run
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
         counted = counts.get(q["question_id"], ())

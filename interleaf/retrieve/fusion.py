@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
-from interleaf.describe.table_grid import NUMBER
+from interleaf.describe.table_grid import number_flags
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,8 @@ def page_fusion(
 
 def number_share(text: str) -> float:
     """The share of the text's whitespace tokens that are numbers ("1,383", "(34)", "$6.31", "12%")."""
-    tokens = text.split()
-    return sum(NUMBER.match(t) is not None for t in tokens) / len(tokens) if tokens else 0.0
+    flags = number_flags(text)
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 def numbers_lift(
