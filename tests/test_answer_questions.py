@@ -403,3 +403,28 @@ def test_a_name_holding_a_superlative_asks_for_no_extreme(dev_questions: list[di
     assert superlative(q["question"]) == ""
     assert superlative("Which retailer has the best margin?") == "best"
     assert superlative("Which store of Best Buy sells the least?") == "least"
+
+
+def test_a_question_asked_of_each_item_of_a_list_is_asked_once_per_item(dev_questions: list[dict]) -> None:
+    # "how many percentage of surveyed adults, Republicans, and Democrats believed ...": one value per
+    # group, each its own part (generate/serial_lists.py), looked for apart
+    by_id = {q["id"]: q["question"] for q in dev_questions}
+    parts = [p.text for p in question_parts(by_id["mlb-D-158"])]
+    assert len(parts) == 3, parts
+    for group, text in zip(("adults", "Republicans", "Democrats"), parts, strict=True):
+        others = {"adults", "Republicans", "Democrats"} - {group}
+        assert group in text and not any(o in text for o in others) and "terrorism" in text, text
+    # items of several words, the last running to the question mark
+    seniors = [p.text for p in question_parts(by_id["mlb-D-067"])]
+    assert [t.split("percentage of ")[1] for t in seniors] == [
+        "them go online?",
+        "has smartphone phone?",
+        "own a tablet computer?",
+    ], seniors
+    # not asked of each item: one picked among them ("which ... the most"), added up ("in total"),
+    # or a list inside a name ("College of Humanities, Arts, and Social Sciences")
+    for qid in ("mlb-D-283", "mlb-D-214", "mlb-D-025"):
+        assert len(question_parts(by_id[qid])) == 1, (qid, [p.text for p in question_parts(by_id[qid])])
+    # without the serial comma it takes two commas: an opening phrase and two items are not a list
+    assert len(question_parts("In the survey, what share of men and women own a car?")) == 1
+    assert len(question_parts("What share of men, women, pupils and retirees own a car?")) == 4

@@ -131,20 +131,13 @@ def test_a_sentence_counting_another_thing_does_not_answer_how_many(corpus_wareh
     # "how many" is not read so
     assert not counts_another_thing(question, "row", batch)
     assert not counts_another_thing("What batch size does DPR use?", "sentence", batch)
-    # the batch-size quote read first (the highest score): without the rule the composer answers 128
     context = tuple(
-        ContextQuote(
-            r["quote_id"],
-            "text",
-            n,
-            "dpr",
-            DOC,
-            r["page_idx"],
-            r["kind"],
-            r["text"],
-            score=2.0 if batch in r["text"] else 1.0 / n,
-        )
+        ContextQuote(r["quote_id"], "text", n, "dpr", DOC, r["page_idx"], r["kind"], r["text"], score=1.0 / n)
         for n, r in enumerate(rows, start=1)
     )
     markdown, short = _answer(context, question)
     assert "995.0" in markdown and short in ("995", "995.0") and "128" not in markdown, (markdown, short)
+    # given the batch-size quote alone, the part is refused: without the rule it answers 128
+    alone = tuple(q for q in context if "batch size of 128" in q.text)
+    markdown, short = _answer(alone, question)
+    assert short == "Not answerable" and "128" not in markdown, (markdown, short)

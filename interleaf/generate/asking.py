@@ -26,6 +26,7 @@ from interleaf.expand.instructions import instructs_number, is_instruction, sent
 from interleaf.expand.rules import anchors
 from interleaf.generate.months import MONTH
 from interleaf.generate.sentences import content_words, numbers_in
+from interleaf.generate.serial_lists import serial_list
 from interleaf.text.references import REFERENCE
 
 AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
@@ -74,6 +75,11 @@ KIND_WORDS = frozenset(
 _COMPARATIVES = frozenset(
     ["lower", "higher", "more", "less", "fewer", "larger", "smaller", "better", "worse", "longer", "shorter"]
 )
+# The superlatives a question asks for an extreme by: "the highest", "the fewest".
+MOST = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top(?![-‐–]?\d))\b", re.I
+)
+LEAST = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|worst|shortest|weakest)\b", re.I)
 _PREPOSITIONS = frozenset(
     ("for", "of", "in", "on", "at", "to", "with", "by", "from", "according", "among", "between", "per")
 )
@@ -235,7 +241,34 @@ def _distribute(part: str, is_label: Callable[[str], bool] | None = None) -> lis
         items = [i for i in re.split(r"\s*,\s*|\s+and\s+", phrase) if i.strip()]
         if len(items) > 1 and " and " in phrase and not (is_label is not None and is_label(phrase)):
             return [f"{part[:start]}{item}{part[end:]}" for item in items]
+    listed = serial_list(part, _NOT_NAMES | _PREPOSITIONS)
+    if listed is not None and not _picks_among(part) and not (is_label and is_label(part[listed.start : listed.end])):
+        return listed.each(part)
     return [part]
+
+
+_TAKEN_TOGETHER = frozenset(
+    """
+    between compare compared difference versus vs respectively total sum combined altogether together average
+    averaged overall
+    """.split()  # noqa: SIM905 (a word list reads best as words)
+)
+
+
+def _picks_among(part: str) -> bool:
+    """The question picks or compares among what it lists ("which of A, B, and C grew the most"),
+    adds them up ("A, B, and C in total"), or pairs them with values itself ("respectively"): it is
+    not asked of each item apart."""
+    asking = _asking(part)
+    words = {w.casefold() for w in re.findall(r"[\w-]+", part)}
+    picks = asking is not None and asking.group(0).split()[0].casefold() in ("which", "who", "whom", "whose")
+    return (
+        picks
+        or MOST.search(part) is not None
+        or LEAST.search(part) is not None
+        or bool(words & _COMPARATIVES)
+        or bool(words & _TAKEN_TOGETHER)
+    )
 
 
 def _asking(part: str) -> re.Match[str] | None:

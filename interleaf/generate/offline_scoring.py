@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from interleaf.evidence import fold
 from interleaf.expand.rules import anchors
+from interleaf.generate.asking import LEAST, MOST
 from interleaf.generate.offline_units import LABEL, Unit, kind_of_label
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, numbers_in
@@ -26,10 +27,6 @@ _WANTS_NUMBER = re.compile(
     re.I,
 )
 _QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
-_MOST = re.compile(
-    r"\b(?:highest|largest|biggest|greatest|most|best|maximum|peaks?|longest|strongest|top(?![-‐–]?\d))\b", re.I
-)
-_LEAST = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|worst|shortest|weakest)\b", re.I)
 _NUMBER_CUE = re.compile(r"[0-9][0-9.,]*%?")
 
 # The score's parts and thresholds, set by reading, not fitted. Each comment gives what moving the
@@ -200,7 +197,7 @@ def quote_words(units: Sequence[Unit]) -> dict[str, set[str]]:
 
 def superlative(question: str) -> str:
     """The superlative a question asks by ("highest", "fewest"), when it asks by one only."""
-    most, least = _asked_by(_MOST, question), _asked_by(_LEAST, question)
+    most, least = _asked_by(MOST, question), _asked_by(LEAST, question)
     return (most or least).group(0) if bool(most) != bool(least) else ""  # type: ignore[union-attr]
 
 
@@ -224,7 +221,7 @@ def _extreme_rows(question: str, units: Sequence[Unit], weights: dict[str, float
     """For "which ... the highest/fewest ...": in each table, the rows holding the largest (or
     smallest) value of the columns whose header names what the superlative is about, else of those
     whose header shares a word with the question (all numeric columns when none does)."""
-    most, least = _asked_by(_MOST, question), _asked_by(_LEAST, question)
+    most, least = _asked_by(MOST, question), _asked_by(LEAST, question)
     if bool(most) == bool(least):
         return set()
     pick = max if most else min
