@@ -3,13 +3,9 @@ answer must be about and the kind of value it must give.
 
 A multi-part question asks several things ("How many ... and how long ...?", "What revenue and operating
 margin ...?", "... Kestrel and Okapi each ..."): each part is answered, or said missing, on its own.
-A part's anchors are what the evidence repeats verbatim: names and acronyms ("Norvane", "VELOX",
-"Vireo-Omni"), code-like tokens ("BUILD_LEVEL", "Top-50", "HNO3"), numbers ("40 mg",
-"Tier 4") and quoted phrases. Anchors that say where to look rather than what is asked
-("according to RPT-31-20417", "the Kestrel paper", "Osprey Table 4") are sources, and float references
-("Table 5") are locators: neither is required of the sentence that answers. A part wants a number
-("how many", "what ... accuracy"), a date ("when"), an amount of a named currency ("how many
-dollars"), or text.
+A part's anchors (question_anchors.py) are what the evidence must repeat verbatim, and what only
+says where to look. A part wants a number ("how many", "what ... accuracy"), a date ("when"), an
+amount of a named currency ("how many dollars"), or text.
 
 Pure and model-free; the offline composer (offline.py) and the answer-level verdict (relevance.py)
 read questions through it, so both judge "the documents do not say" the same way.
@@ -23,13 +19,17 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from interleaf.expand.instructions import instructs_number, is_instruction, sentences
-from interleaf.expand.rules import anchors
-from interleaf.generate.months import MONTH
+from interleaf.generate.question_anchors import (
+    DOC_NOUN_WORDS,
+    NOT_NAMES,
+    QUOTED,
+    Anchor,
+    question_anchors,
+    source_spans,
+)
 from interleaf.generate.sentences import content_words, numbers_in
 from interleaf.generate.serial_lists import serial_list
-from interleaf.text.references import REFERENCE
 
-AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
 Want = Literal["number", "date", "money", "code", "address", "text"]
 
 _ENGLISH_WH = ("what", "which", "who", "whom", "whose", "when", "where", "why", "how")
@@ -101,76 +101,11 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
     "won": ("₩", "krw", "won"),
 }
 _CURRENCY = re.compile(r"\b(dollar|euro|pound|yen|rupee|won)s?\b", re.I)
-_AUX = ("is", "are", "was", "were", "does", "do", "did", "has", "have", "appear", "appears", "say", "says")
-_DOC_NOUN = (
-    r"(?:paper|article|report|brief|guide|handbook|manual|book|booklet|overview|study|document"
-    r"|website|presentation|slides|thesis|survey|memo|guidelines?|page)"
-)
-_DOC_NOUN_WORDS = re.sub(r"[^a-z]+", " ", _DOC_NOUN.replace("guidelines?", "guideline"))
-_NAME = r"[A-Z][\w.&/+-]*(?:\s+(?:of\s+|for\s+|the\s+|and\s+)?[A-Z0-9][\w.&/+-]*)*"
-# Phrases that name the source, not the thing asked: "according to X", "X's Figure 2", "the Kestrel
-# paper", "Osprey Table 4", and a closing "in A Guide to Home Composting?".
-_SOURCES = [
-    re.compile(r"\baccording\s+to\s+(?:the\s+)?([^,?;]+)", re.I),
-    re.compile(rf"\b({_NAME})['’]s?\s+(?:(?i:{REFERENCE.pattern})|{_DOC_NOUN}\b)"),
-    re.compile(rf"\b(?:the|its|this|that)\s+((?:[\w.&/+-]+\s+){{0,5}}?){_DOC_NOUN}\b", re.I),
-    re.compile(rf"\b({_NAME})\s+(?=(?i:{REFERENCE.pattern}))"),
-    re.compile(rf"\b(?:in|of|from)\s+({_NAME}\s+{_NAME})\s*[?.]?\s*$"),
-    # what the source is about: "Hale's paper on lattice filters", "the report on crop insurance"
-    re.compile(rf"\b{_DOC_NOUN}\s+(?:on|about)\s+([^,?;()]+?)(?=\s*[(,?;]|\s+(?:{'|'.join(_AUX)})\b|$)", re.I),
-]
-# A locator: a quoted name of a float ("the 'How rivers form' diagram").
-_LOCATOR_NOUN = re.compile(r"^\s*(?:diagram|figure|table|chart|graph|panel|illustration|section|box)\b", re.I)
-_QUOTED = re.compile(r"(?<!\w)[\"“'‘]([^\"“”‘’]{3,80}?)[\"”'’](?!\w)")
-# Code-like tokens the expander's entity pattern can miss after a capitalised wh-word ("What VELOX"):
-# capitals after the first letter, letters with digits, `_` or `@`.
-_CODE = re.compile(
-    r"(?<![\w@])(?=[\w@*.+/-]*(?:[A-Za-z][\w@*.+/-]*[A-Z]|\d[\w.-]*[A-Za-z]|[A-Za-z][\w.-]*\d|_|@))"
-    r"[*]?[A-Za-z0-9][\w@*.+/-]*[\w%]"
-)
-# "Norvane", "Aldric", and with its numeral "Stage I", "Tier 4", "Grade 3"
-_CAPITALISED = re.compile(
-    r"(?<![\w'’-])[A-Z][a-z]{2,}(?:[-'’][A-Za-z]+)*(?:\s+[A-Z][a-z]+(?:[-'’][A-Za-z]+)*)*"
-    r"(?:\s+(?:[IVX]+|\d{1,3}[a-z]?)\b)?(?![\w-])"
-)
-# A year or a span of years ("2026", "2026-27") dates the question, as a source places it: a report
-# for 2026-27 does not repeat the year in each sentence.
-_YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
-# A day of a month ("August 14", "14th August"): a date places the question as a year does, and
-# documents write it in many ways ("14.08.2019", "14th August")
-_MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH})")
-# A fiscal year written with its prefix ("FY2019", "FY 2024"): the year is what a report prints
-_FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
 # What a "what code / ID" question wants back: a token of letters and digits ("K42.7", "QSYSMODE").
 _CODE_HEADS = frozenset(("code", "codes", "id", "ids", "identifier", "identifiers", "symbol", "abbreviation"))
 # What a "which website / what email address" question wants back: a web or email address
 # (sentences.WEB_ADDRESS); "the address of …" alone may be a street's
 _ADDRESS_HEADS = frozenset(("website", "websites", "url", "urls", "web", "email", "e-mail", "homepage", "webpage"))
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")
-# What the expander's anchors must look like to be names here: no clause ("'s 12th Annual Shareholder
-# Forum set for next spring, as the report says'" is two apostrophes, not a quotation).
-_NAME_LIKE = re.compile(r"[\w@*.+/-]+(?:\s+[\w@*.+/&-]+){0,5}")
-_NAME_COMPOUND = re.compile(r"(?<=[A-Za-z0-9])-(?:based|derived|related|specific|like|style|sized|free|only)$")
-_POSSESSIVE = re.compile(r"['’]s?$")
-_TRAILING_FLOAT = re.compile(r"\s+(?:Table|Figure|Fig\.?|Chart)$")
-_NOT_NAMES = frozenset(
-    """
-    what which who whom whose when where why how in on at the a an according for from of to by with and
-    is are was were does do did can could would should will among between without within after before
-    during under over using based given combien quel quelle
-    """.split()  # noqa: SIM905
-)
-
-
-@dataclass(frozen=True)
-class Anchor:
-    text: str  # as the question writes it
-    kind: AnchorKind
-
-    @property
-    def required(self) -> bool:
-        """The sentence that answers must hold it (sources and float references only guide the search)."""
-        return self.kind in ("name", "number", "quoted")
 
 
 @dataclass(frozen=True)
@@ -199,7 +134,7 @@ def question_parts(question: str, is_label: Callable[[str], bool] | None = None)
     if _shouted(question):  # "WHAT IS THE 3rd PRIORITY OF ...": its capitals mark no name
         question = question.lower()
     numbers = frozenset(numbers_in(question))
-    sources = _source_spans(question)
+    sources = source_spans(question)
     out: list[Part] = []
     for text in _split(question):
         for sub in _distribute(text, is_label):
@@ -241,7 +176,7 @@ def _distribute(part: str, is_label: Callable[[str], bool] | None = None) -> lis
         items = [i for i in re.split(r"\s*,\s*|\s+and\s+", phrase) if i.strip()]
         if len(items) > 1 and " and " in phrase and not (is_label is not None and is_label(phrase)):
             return [f"{part[:start]}{item}{part[end:]}" for item in items]
-    listed = serial_list(part, _NOT_NAMES | _PREPOSITIONS)
+    listed = serial_list(part, NOT_NAMES | _PREPOSITIONS)
     if listed is not None and not _picks_among(part) and not (is_label and is_label(part[listed.start : listed.end])):
         return listed.each(part)
     return [part]
@@ -273,7 +208,7 @@ def _picks_among(part: str) -> bool:
 
 def _asking(part: str) -> re.Match[str] | None:
     """The first wh-word outside quotes ("the 'How rivers form' diagram" names, it does not ask)."""
-    return _ASKING.search(_QUOTED.sub(lambda q: "_" * len(q.group(0)), part))
+    return _ASKING.search(QUOTED.sub(lambda q: "_" * len(q.group(0)), part))
 
 
 def _wh_phrase(part: str) -> tuple[int, int] | None:
@@ -302,7 +237,7 @@ def _noun_follows(words: list[re.Match[str]], i: int) -> bool:
     if i + 1 >= len(words) or words[i].group(0).endswith((",", "?", ";", ":")):
         return False
     after = words[i + 1].group(0).strip(",?;:()").casefold()
-    return bool(after) and after not in _VERBS and after not in _PREPOSITIONS and after not in _NOT_NAMES
+    return bool(after) and after not in _VERBS and after not in _PREPOSITIONS and after not in NOT_NAMES
 
 
 def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]], question: str) -> Part:
@@ -334,82 +269,15 @@ def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]
         # the address is what says "website": a page lists "Coastal Care QLD coastalcare.org.au"
         focus = focus - set(content_words(" ".join(_ADDRESS_HEADS) + " address addresses"))
     source_texts = [s for _, _, s in sources]
-    return Part(text, tuple(_anchors(text, source_texts)), want, focus, numbers, currency)
-
-
-def _source_spans(question: str) -> list[tuple[int, int, str]]:
-    out = []
-    for pattern in _SOURCES:
-        for m in pattern.finditer(question):
-            words = m.group(1).split()
-            while words and words[0].casefold() in _NOT_NAMES:
-                words.pop(0)  # "In Kestrel Table 3": the name is Kestrel
-            if words:
-                out.append((m.start(1), m.end(1), " ".join(words)))
-    return out
-
-
-def _anchors(text: str, sources: list[str]) -> list[Anchor]:
-    found: dict[str, Anchor] = {}
-    text = _FISCAL_YEAR.sub(r"\1", text)  # "FY2019" dates the question as "2019" does; reports write the year
-
-    def add(value: str, kind: AnchorKind) -> None:
-        value = _POSSESSIVE.sub("", value.strip(" ,.;:?()"))
-        value = _NAME_COMPOUND.sub("", value)  # "Zenthos-derived": the name is Zenthos
-        value = _TRAILING_FLOAT.sub("", value)
-        key = value.casefold()
-        if not value or key in _NOT_NAMES or any(_within(key, k) for k in found):
-            return
-        for k in [k for k in found if _within(k, key)]:  # "WS TRACE" over "TRACE"
-            del found[k]
-        if kind not in ("reference", "quoted") and any(value in s for s in sources):
-            kind = "source"
-        found[key] = Anchor(value, kind)
-
-    for m in REFERENCE.finditer(text):
-        add(m.group(0), "reference")
-    for m in _QUOTED.finditer(text):
-        after = text[m.end() :]
-        add(m.group(1), "reference" if _LOCATOR_NOUN.match(after) else "quoted")
-    for a in anchors(text):
-        if REFERENCE.fullmatch(a) or a.casefold() in (k for k in found) or not _NAME_LIKE.fullmatch(a):
-            continue
-        if _NUMBER.fullmatch(a):
-            add(a, "number")
-        else:
-            add(a, "name")
-    for m in _CODE.finditer(text):
-        add(m.group(0), "number" if _NUMBER.fullmatch(m.group(0)) else "name")
-    first = re.match(r"\W*\w+", text)
-    for m in _CAPITALISED.finditer(text):
-        if first and m.start() < first.end():
-            continue  # the question's first word is capitalised as every first word is
-        add(m.group(0), "name")
-    for m in _NUMBER.finditer(text):
-        if not any(m.group(0) in a.text and a.kind != "number" for a in found.values()):
-            add(m.group(0), "number")
-    return [
-        # a year dates the question wherever it stands ("the survey of May 28 - June 3 2019" too)
-        Anchor(a.text, "time")
-        if (a.kind in ("number", "source") and _YEAR.match(a.text)) or _MONTH_DAY.fullmatch(a.text)
-        else a
-        for a in found.values()
-    ]
+    return Part(text, tuple(question_anchors(text, source_texts)), want, focus, numbers, currency)
 
 
 def asked_words(part: Part) -> set[str]:
     """The part's words that say what it is about: its content words without the question's verbs
     ("what does Figure 3 [show]"), the words saying what kind of value it wants, or its sources."""
     sources = {w for a in part.anchors if a.kind in ("source", "reference") for w in content_words(a.text)}
-    unasked = set(content_words(" ".join(_VERBS))) | set(content_words(_DOC_NOUN_WORDS))  # "the Kestrel [paper]"
+    unasked = set(content_words(" ".join(_VERBS))) | set(content_words(DOC_NOUN_WORDS))  # "the Kestrel [paper]"
     return set(content_words(part.text)) - KIND_WORDS - sources - unasked
-
-
-def _within(short: str, long: str) -> bool:
-    """`short` is whole words of `long` ("ws" of "ws trace", "50" of "top-50"), not part of one
-    ("level" of "build_level")."""
-    a, b = [w for w in re.split(r"\W+", short) if w], [w for w in re.split(r"\W+", long) if w]
-    return any(b[i : i + len(a)] == a for i in range(len(b) - len(a) + 1))
 
 
 def want_label(part: Part) -> str:

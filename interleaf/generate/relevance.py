@@ -28,10 +28,11 @@ from functools import lru_cache
 
 from interleaf.evidence import fold
 from interleaf.expand.instructions import told_years
-from interleaf.generate.asking import CURRENCIES, Anchor, Part, asked_words, question_parts, want_label
+from interleaf.generate.asking import CURRENCIES, Part, asked_words, question_parts, want_label
 from interleaf.generate.months import MONTH_YEAR, dates_in
 from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
+from interleaf.generate.question_anchors import Anchor
 from interleaf.generate.sentences import MONTH_DATE, addresses_in, content_words, numbers_in
 from interleaf.text.references import REFERENCE
 
