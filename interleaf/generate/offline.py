@@ -41,7 +41,7 @@ from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evi
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode, relevance_order
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.sentences import numbers_in
-from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer
+from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.table_cells import difference, label_chars_stated
 from interleaf.structure.pages import float_on_named_page
@@ -154,6 +154,8 @@ class OfflineGenerator:
         markdown = write(answers, units, relevance, figures, self.config.max_words)
         short = offline_short_answer(request.question, answers, units)
         restated = asked_form_sentence(request.question, short, markdown)
+        if all(a.chosen.unit.kind == "row" for a in answers if a.chosen is not None):  # cells print no unit
+            restated = " ".join(filter(None, (restated, percent_sentence(request.question, short, markdown))))
         return Composed(f"{markdown} {restated}" if restated else markdown, True, short_answer=short)
 
 

