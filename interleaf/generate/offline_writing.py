@@ -75,17 +75,21 @@ def write(
     placed: dict[int, int] = {}
     words = 0
     taken: set[int] = set()
+    written: set[str] = set()
     for answer in answers:
         text = True
         if answer.chosen is None:
             lines = [abstention(answer.part.text, answer.reason)]
-        elif id(answer.chosen.unit) in taken:
+        elif id(answer.chosen.unit) in taken and answer.chosen.unit.row is None:
             continue
-        else:
+        else:  # a row answers each part from the cell of the column that part names
             group = _more_from_quote(answer, units, relevance, taken)
             taken.update(id(s.unit) for s in group)
             text = group[0].unit.quote.modality == "text"
             lines = _text_lines(group, figures) if text else [_image_line(answer, units)]
+            if not text and lines[0] in written:
+                continue
+            written.update(lines)
         for line in lines:
             n = len(line.split())
             if not out and n > max_words:
