@@ -26,7 +26,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from interleaf.config import load_settings  # noqa: E402
 from interleaf.evaluate.ablation import Variant  # noqa: E402
-from interleaf.evaluate.metrics.correctness import fold  # noqa: E402
+from interleaf.evaluate.metrics.correctness import fold, holds_whole  # noqa: E402
 from interleaf.generate.abbreviations import defined_abbreviations  # noqa: E402
 from interleaf.generate.answer_features import FEATURES  # noqa: E402
 from interleaf.generate.answer_ranker import FITTED  # noqa: E402
@@ -66,9 +65,10 @@ class Examples:
 
 
 def holds(text: str, gold: list[str]) -> bool:
-    """Half of the gold items or more in the text, each as whole tokens ("12" is not in "2012")."""
+    """Half of the gold items or more in the text, each whole as answer_correct finds it ("12" is not
+    in "2012")."""
     folded = fold(text)
-    found = sum(re.search(rf"(?<![\w.]){re.escape(fold(g))}(?![\w]|\.\d)", folded) is not None for g in gold)
+    found = sum(holds_whole(folded, g) for g in gold)
     return bool(gold) and found * 2 >= len(gold)
 
 

@@ -38,6 +38,22 @@ def test_folding_matches_what_the_pdf_prints_in_the_forms_answers_write(gold: di
     assert fold("94.1 [3][7] and ![Table 2](image1)") == "94.1 and"
 
 
+def test_a_gold_value_counts_only_whole(corpus: Path) -> None:
+    # MMLongBench-Doc's dev half: one-digit counts, and a percentage, as its people wrote them
+    bench = corpus.parent / "benchmarks" / "mmlongbench-dev" / "qa_dev.jsonl"
+    gold = {q["id"]: q for q in map(json.loads, bench.read_text().splitlines())}
+    assert gold["mlb-D-010"]["must_include"] == ["3"]
+    must = gold["mlb-D-010"]["must_include"]
+    assert not answer_correct("Table 5 (page 7) gives F1. 39.4 for 0 (gold) [2].", must)  # a digit of another number
+    assert not answer_correct("It was filed May 18, 2003.", must)
+    assert answer_correct("Three of them: the counts are 3 [1].", must)
+    assert answer_correct("3.", must) and answer_correct("(3)", must) and answer_correct("three (3) sets", must)
+    assert gold["mlb-D-122"]["must_include"] == ["1%"]
+    assert not answer_correct("just 71% of adults [1]", gold["mlb-D-122"]["must_include"])
+    assert answer_correct("a gap of 1% [1]", gold["mlb-D-122"]["must_include"])
+    assert not answer_correct("a gap of 1.5% [1]", gold["mlb-D-122"]["must_include"])
+
+
 def _record(q: dict, answer: str, *, abstained: bool = False, words: int = 12, relevant: bool = True) -> QuestionRecord:
     return QuestionRecord(
         question_id=q["id"],

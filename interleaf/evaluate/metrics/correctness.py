@@ -1,10 +1,13 @@
 """Is the answer right, as a reader would check it: qa_dev_answers.jsonl's `must_include` and
 `answerable` (see ../shared/corpus/README.md).
 
-- answer_correct: every `must_include` string appears in the answer, both sides folded the same way
-  (`fold`): case, white space, the Unicode minus and dashes written as "-", thousands separators
-  ("43,512" = "43512", and the Indian grouping "4,71,306" = "471306"), citation markers removed.
-  An abstaining answer is never correct on an answerable question.
+- answer_correct: every `must_include` string appears in the answer as a whole value (`holds_whole`), both
+  sides folded the same way (`fold`): case, white space, the Unicode minus and dashes written as
+  "-", thousands separators ("43,512" = "43512", and the Indian grouping "4,71,306" = "471306"),
+  citation markers removed. Whole: not glued to a letter, a digit or a decimal part, so a gold "3"
+  is not in "39.4" nor "2" in "2002" (MMLongBench-Doc's one-digit counts would otherwise be found in
+  most answers that print any number). An abstaining answer is never correct on an answerable
+  question.
 - abstention_recall: share of the unanswerable questions the generator abstained on.
 - false_abstention: share of the answerable questions it abstained on.
 - median_words: the median length of the answers, in words (answers.words).
@@ -39,12 +42,17 @@ def fold(text: str) -> str:
     return _SPACES.sub(" ", text.casefold()).strip()
 
 
+def holds_whole(folded_text: str, item: str) -> bool:
+    """Whether `item`, folded, stands in the folded text as a whole value (see the module docstring)."""
+    return re.search(rf"(?<![\w.]){re.escape(fold(item))}(?![\w]|\.\d)", folded_text) is not None
+
+
 def answer_correct(answer: str, must_include: list[str], answerable: bool = True) -> bool:
-    """All of `must_include` in the answer (folded); False for an abstention."""
+    """All of `must_include` in the answer, each whole (`holds_whole`); False for an abstention."""
     if not answerable:
         return False
     folded = fold(answer)
-    return all(fold(item) in folded for item in must_include)
+    return all(holds_whole(folded, item) for item in must_include)
 
 
 def question_correctness(record: QuestionRecord) -> dict[str, float | None]:
@@ -79,7 +87,7 @@ def aggregate_correctness(scores: Sequence[QuestionScores]) -> list[MetricValue]
             "answer_correct",
             correct,
             n_correct,
-            "answerable questions whose answer holds every must_include string (folded: case, spaces, "
+            "answerable questions whose answer holds every must_include string whole (folded: case, spaces, "
             "minus signs, thousands separators); an abstention counts as wrong"
             if n_correct
             else "not computed: no answerable question gives must_include",
