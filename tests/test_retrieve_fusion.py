@@ -83,6 +83,37 @@ def test_lexical_reranker_prefers_the_passage_with_the_cues() -> None:
     assert scores[0] > scores[1] > scores[2]
 
 
+# the dev half's Best Buy 10-K (mlb-D-289): the company's name is printed in many of its passages
+_TEN_K = [
+    "Merchandise inventories are recorded at the lower of cost or net realizable value. The weighted-average "
+    "method is used to determine the cost of inventory which includes costs of in-bound freight.",
+    "The Best Buy Foundation is working to build brighter futures for teens from disinvested communities.",
+    "Unless the context otherwise requires, the use of the terms \u201cBest Buy,\u201d \u201cwe,\u201d \u201cus\u201d"
+    " and \u201cour\u201d in these Notes to Consolidated Financial Statements refers to Best Buy Co., Inc.",
+    "The Domestic segment is comprised of our operations in all states, districts and territories of the U.S. "
+    "and our Best Buy Health business.",
+    "Development of merchandise and service offerings, pricing and promotions, procurement and supply chain "
+    "are centrally managed.",
+    "We have operations in the U.S. and Canada.",
+]
+
+
+def test_a_cue_most_passages_hold_sets_them_apart_less_than_a_rare_one() -> None:
+    question = "how does Best Buy record Merchandise inventories?"
+    reranker = LexicalReranker()
+    common = reranker.score(question, _TEN_K)  # "Best Buy" in 3 of the 6
+    rare = reranker.score(
+        question,
+        [p.replace("Best Buy", "the company") for p in _TEN_K[:2]]
+        + _TEN_K[2:3]
+        + [p.replace("Best Buy", "the company") for p in _TEN_K[3:]],
+    )  # in 1 of the 6
+    lift_common = common[2] - common[5]  # a passage holding the cue over one without it
+    lift_rare = rare[2] - rare[5]
+    assert 0 < lift_common < 0.6 * lift_rare  # without the idf the two lifts are equal
+    assert common[0] > common[4]  # the inventories sentence is still told from the merchandise one
+
+
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny cross-encoder with weights drawn large enough (std 0.3; the default 0.02 leaves every
