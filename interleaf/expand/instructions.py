@@ -72,14 +72,21 @@ def instructs_number(question: str) -> bool:
     return any(is_instruction(s) and _NUMBER.search(s) for s in _statements(question)[1:])
 
 
-_WANTS_QUANTITY = re.compile(
-    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|tall|wide|heavy)|what\s+(?:percentage|percent|share"
-    r"|proportion|number|amount|fraction|ratio|rate))\b",
+# The words that ask for a quantity; one pattern for retrieval's number lift, the offline composer's
+# wants and its features.
+_ASKS_QUANTITY = re.compile(
+    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|tall|wide|heavy)|combien"
+    r"|what\s+(?:percentage|percent|share|proportion|number|amount|fraction|ratio|rate))\b",
     re.I,
 )
+
+
+def asks_quantity(text: str) -> bool:
+    """The text asks for a quantity by its words ("how many", "what percentage")."""
+    return _ASKS_QUANTITY.search(text) is not None
 
 
 def wants_quantity(question: str) -> bool:
     """The question asks for a quantity, by its words ("how many") or by its instructions ("Answer
     in million.")."""
-    return _WANTS_QUANTITY.search(question) is not None or instructs_number(question)
+    return asks_quantity(question) or instructs_number(question)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from interleaf.expand.instructions import instructs_number, is_instruction, sentences
+from interleaf.expand.instructions import asks_quantity, instructs_number, is_instruction, sentences
 from interleaf.generate.question_anchors import (
     DOC_NOUN_WORDS,
     NOT_NAMES,
@@ -48,11 +48,6 @@ _VERBS = frozenset(
     """.split()  # noqa: SIM905 (a word list reads best as words)
 )
 # The wh-phrases that ask for a quantity; "what is the value of X" does not (a value may be *PERMIT).
-_WANTS_NUMBER = re.compile(
-    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|tall|wide|heavy)|combien"
-    r"|what\s+(?:percentage|percent|share|proportion|number|amount|fraction))\b",
-    re.I,
-)
 _WANTS_DATE = re.compile(r"^(?:when|(?:what|which|in\s+which)\s+(?:date|year|month|day))\b", re.I)
 # The first wh-word, and what comes before what it asks about: "how many", "what is the", "which type of".
 # "how many [visitors]" asks about visitors; "how long is the permit valid" about no noun: a copula is skipped
@@ -262,7 +257,7 @@ def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]
         want = "money"
     elif (asking := _asking(text)) and _WANTS_DATE.match(text[asking.start() :]):
         want = "date"
-    elif _WANTS_NUMBER.search(text) or head & _MEASURES:
+    elif asks_quantity(text) or head & _MEASURES:
         want = "number"
     elif head & _ADDRESS_HEADS or head_word in _ADDRESS_HEADS:
         want = "address"

@@ -13,16 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interleaf.evidence import fold
+from interleaf.expand.instructions import asks_quantity
 from interleaf.expand.rules import anchors
 from interleaf.generate.asking import LEAST, MOST
 from interleaf.generate.offline_units import LABEL, Unit, kind_of_label
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, numbers_in
 
-# Questions that want a number back: a sentence stating one is more likely the answer.
-_WANTS_NUMBER = re.compile(
-    r"\b(?:how\s+(?:many|much|long|old|far|often|large|big|high|low|fast|large)|what\s+(?:percentage|percent|share"
-    r"|proportion|number|value|score|amount|date|year|age|size|rate|ratio|accuracy|gain)|when|which\s+year|by\s+how"
+# Questions that want a value back besides a quantity (expand.instructions.asks_quantity): a date, a
+# score, a value. A sentence stating a number is more likely the answer.
+_WANTS_VALUE = re.compile(
+    r"\b(?:what\s+(?:value|score|date|year|age|size|accuracy|gain)|when|which\s+year|by\s+how"
     r"|(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:value|score|number))\b",
     re.I,
 )
@@ -137,7 +138,7 @@ def score_units(
     rarity.update({c: c.weight * math.log(1 + len(units)) for c in labelled if c not in rarity})
     cues = list(rarity)
     cue_total = sum(w * (LABEL_BOOST if c in labelled else 1.0) for c, w in rarity.items()) or 1.0
-    wants_number = bool(_WANTS_NUMBER.search(question))
+    wants_number = asks_quantity(question) or _WANTS_VALUE.search(question) is not None
     named = {fold(m.group(0)) for m in LABEL.finditer(question)}
     rank = {q.quote_id: i for i, q in enumerate(quotes)}
     context = quote_words(units)
