@@ -467,3 +467,21 @@ def test_a_question_asked_of_each_item_of_a_list_is_asked_once_per_item(dev_ques
     # without the serial comma it takes two commas: an opening phrase and two items are not a list
     assert len(question_parts("In the survey, what share of men and women own a car?")) == 1
     assert len(question_parts("What share of men, women, pupils and retirees own a car?")) == 4
+
+
+def test_a_span_of_days_dates_the_question_and_is_not_asked_for(dev_questions: list[dict]) -> None:
+    # the survey's dates in the dev half's Pew questions: "July 18-September 30, 2013" was read as a
+    # name "18-September", a required number "30" and a name ending in "July", so that an answer
+    # had to print all three and the answerable question was refused
+    by_id = {q["id"]: q for q in dev_questions}
+    (part,) = question_parts(by_id["mlb-D-073"]["question"])
+    times = sorted(a.text for a in part.anchors if a.kind == "time")
+    assert times == ["2013", "July 18-September 30"], part.anchors
+    assert sorted(a.text for a in part.required) == ["65", "Pew Research Center’s Internet Project"]
+    for qid, span in (("mlb-D-050", "April 25 - May 1"), ("mlb-D-060", "April 25- May 1")):
+        (part,) = question_parts(by_id[qid]["question"])
+        assert span in [a.text for a in part.anchors if a.kind in ("time", "source")], part.anchors
+        assert not {"1", "April", "25-May"} & {a.text for a in part.required}, part.required
+    # the unanswerable twin's year (2022 for 2018) is still a time that dates it
+    (twin,) = question_parts(by_id["mlb-D-051"]["question"])
+    assert "2022" in [a.text for a in twin.anchors if a.kind == "time"]

@@ -58,6 +58,11 @@ _YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
 # A day of a month ("August 14", "14th August"): a date places the question as a year does, and
 # documents write it in many ways ("14.08.2019", "14th August")
 _MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH})")
+# A span of days ("July 18-September 30", "April 25 - May 1", "March 3-20"): one time, not a name
+# "18-September" and a required number "30"; its year stands apart and dates it as any year does
+_DAY_SPAN = re.compile(
+    rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}}(?:st|nd|rd|th)?)(?!\d)"
+)
 # A fiscal year written with its prefix ("FY2019", "FY 2024"): the year is what a report prints
 _FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")
@@ -118,6 +123,9 @@ def question_anchors(text: str, sources: list[str]) -> list[Anchor]:
             kind = "source"
         found[key] = Anchor(value, kind)
 
+    for m in _DAY_SPAN.finditer(text):
+        add(m.group(0), "time")
+    text = _DAY_SPAN.sub(" ; ", text)  # nor is its month the end of a name ("… Internet Project July")
     for m in REFERENCE.finditer(text):
         add(m.group(0), "reference")
     for m in QUOTED.finditer(text):
