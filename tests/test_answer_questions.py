@@ -106,12 +106,15 @@ def test_an_instructed_question_is_answered_with_one_value(tables: tuple[Context
 def test_each_item_of_a_list_asked_of_one_row_gets_its_own_cell(tables: tuple[ContextQuote, ...]) -> None:
     # the paper's Table 2 (page 5), BM25's row: Top-20 on NQ 59.1, TriviaQA 66.9, TREC 70.9 (read off
     # the PDF). Three parts (serial_lists.py) answered from one row: the long answer states each
-    # part's cell, not the first part's alone, as the short answer does
+    # part's cell, not the first part's alone, as the short answer does, in one sentence naming the
+    # row once
     question = "What Top-20 accuracy does BM25 get on NQ, TriviaQA, and TREC in Table 2?"
     (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", question, tables)], lambda p: b"")
     assert a.short_answer == "['59.1', '66.9', '70.9']", (a.short_answer, a.markdown)
     assert all(v in a.markdown for v in ("59.1", "66.9", "70.9")), a.markdown
     assert a.markdown.count("](image") == 1, a.markdown  # the table placed once
+    assert a.markdown.count("Table 2 (page 5) gives") == 1 and a.markdown.count("BM25") == 1, a.markdown
+    assert a.markdown.index("NQ 59.1") < a.markdown.index("TriviaQA 66.9") < a.markdown.index("TREC 70.9")
 
 
 def test_what_the_question_names_is_looked_for_on_the_candidates_page(tables: tuple[ContextQuote, ...]) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from interleaf.evidence import fold
 from interleaf.generate.abstain import abstention
+from interleaf.generate.asking import Part
 from interleaf.generate.citations import add_placing_once, image_alt
 from interleaf.generate.offline_scoring import Scored
 from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, caption_of, escape_marks, where
@@ -76,17 +77,20 @@ def write(
     words = 0
     taken: set[int] = set()
     written: set[str] = set()
+    covered: set[int] = set()  # parts whose cell an earlier sentence gave with its own row's
     for answer in answers:
         text = True
         if answer.chosen is None:
             lines = [abstention(answer.part.text, answer.reason)]
-        elif id(answer.chosen.unit) in taken and answer.chosen.unit.row is None:
+        elif id(answer.part) in covered or (id(answer.chosen.unit) in taken and answer.chosen.unit.row is None):
             continue
-        else:  # a row answers each part from the cell of the column that part names
+        else:  # a row answers each part from the cell of the column that part names, in one sentence
             group = _more_from_quote(answer, units, relevance, taken)
             taken.update(id(s.unit) for s in group)
             text = group[0].unit.quote.modality == "text"
-            lines = _text_lines(group, figures) if text else [_image_line(answer, units)]
+            also = [] if text else _same_row(answer, answers)
+            covered.update(id(p) for p in also)
+            lines = _text_lines(group, figures) if text else [_image_line(answer, units, also)]
             if not text and lines[0] in written:
                 continue
             written.update(lines)
@@ -113,7 +117,20 @@ def _text_lines(group: list[Scored], figures: dict[tuple[str, str], ContextQuote
     return out
 
 
-def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
+def _same_row(answer: PartAnswer, answers: Sequence[PartAnswer]) -> list[Part]:
+    """The other parts a plain row lookup answers from the same row as `answer` (none compares,
+    works out or ranks it)."""
+
+    def plain(a: PartAnswer) -> bool:
+        return a.chosen is not None and a.chosen.unit.row is not None and not (a.compared or a.difference or a.extreme)
+
+    if answer.chosen is None or not plain(answer):
+        return []
+    unit = answer.chosen.unit
+    return [a.part for a in answers if a is not answer and plain(a) and a.chosen and a.chosen.unit is unit]
+
+
+def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] = ()) -> str:
     """One sentence and the image right after it: a table's cell(s) with their labels (and the
     row compared with), the caption's or the description's sentence that answers, or the figure
     named with the labels that answer quoted."""
@@ -124,7 +141,7 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit]) -> str:
     if chosen.unit.row is not None:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
-        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.difference)
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.difference, also)
         sentence += f", {answer.extreme}" if answer.extreme else ""
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
         body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation

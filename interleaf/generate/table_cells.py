@@ -227,13 +227,16 @@ def cell_sentence(
     part: Part,
     compared: Sequence[TableRow] = (),
     worked_out: Difference | None = None,
+    also: Sequence[Part] = (),
 ) -> str:
     """One sentence: where, the value(s) asked for with their column, the row(s) they belong to and,
-    when the part asks how much they differ, `worked_out` (`difference`)."""
+    when the part asks how much they differ, `worked_out` (`difference`). `also`: the other parts
+    answered from the same row, whose columns the sentence gives too ("NQ 59.1; TriviaQA 66.9 for
+    BM25", not one sentence per column)."""
     if max(len(r.cells) for r in rows) < 2:  # a table read as one column: the rows as they read
         return f"{where} gives " + "; and ".join(r.as_text() for r in (chosen, *compared))
     labels = label_columns(rows)
-    columns = asked_columns(rows, chosen, part, labels)
+    columns = list(dict.fromkeys(j for p in (part, *also) for j in asked_columns(rows, chosen, p, labels)))
     compared = [*compared, *(r for r in side_rows(part, rows, chosen, labels) if r not in compared)]
     clauses = [_clause(chosen, columns, labels)]
     for other in compared:
