@@ -28,10 +28,9 @@ class ClauseWeights(Strict):
     question: float = Field(1.0, ge=0)
     part: float = Field(0.7, ge=0)
     # the question's names and numbers alone, by `make fit-retrieval` (page recall@5 on MMLongBench-Doc's
-    # dev half and qa_dev, chosen on held-out folds by document): 0 and 0.25 tie there (0.863), above
-    # 0.5 (the weight before, 0.856) and 1 (0.852); 0.25 leaves the clause a say in corpus scope, which
-    # no fit set measures.
-    # Higher, a page that merely repeats the names outranks the one that answers
+    # dev half and qa_dev, chosen on held-out folds by document; docs/measured/retrieval-fit.md): 0.25
+    # is chosen in most folds, 0.5 ties with it and 0 and 1 fall below. Higher, a page that merely
+    # repeats the names outranks the one that answers
     keywords: float = Field(0.25, ge=0)
     reference: float = Field(0.5, ge=0)
     prf: float = Field(0.3, ge=0)

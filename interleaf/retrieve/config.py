@@ -65,10 +65,11 @@ class RetrieveConfig(Strict):
     retrievers: list[str] | None = None  # the index's retrievers asked (default: every configured one)
     depth: int = Field(50, ge=1)  # hits kept per retriever x clause
     # rrf_k and page_weight: measured on MMLongBench-Doc's dev half and qa_dev by page recall@5 (`make
-    # fit-retrieval`, docs/measured/retrieval-fit.md). rrf_k 10 is chosen on every fold of documents
-    # (Cormack et al. use k = 60: lower here at every weight). page_weight 0 and 0.5 tie there; 0.5
-    # keeps a page's other quotes beside its strong hit, which qa_dev's quote recall@10 needs (without
-    # it the fusion falls under BM25 alone: test_fusion_beats_every_single_retriever)
+    # fit-retrieval`, docs/measured/retrieval-fit.md). rrf_k 5 and 10 tie on page recall (Cormack et al.
+    # use k = 60: lower here at every weight); at 5 fewer of the dev half's answerable questions are
+    # answered right (`interleaf eval --mmlongbench`), so 10. page_weight 0.5 is chosen there; it keeps
+    # a page's other quotes beside its strong hit, which qa_dev's quote recall@10 needs too (without it
+    # the fusion falls under BM25 alone: test_fusion_beats_every_single_retriever)
     rrf_k: float = Field(10.0, gt=0)
     clause_fusion: Literal["max", "sum"] = "max"  # how one retriever's clause lists combine
     page_weight: float = Field(0.5, ge=0)  # weight of the page's own rank in the fusion (0: off)
