@@ -21,7 +21,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.offline_scoring import superlative
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from interleaf.generate.relevance import Relevance, gives_value, printed_labels
+from interleaf.generate.relevance import Evidence, Relevance, gives_value, printed_labels
 from interleaf.generate.sentences import table_rows
 from interleaf.generate.short_answer import in_asked_form
 from interleaf.generate.stage import context_quotes, document_texts, quote_rows
@@ -488,3 +488,17 @@ def test_a_span_of_days_dates_the_question_and_is_not_asked_for(dev_questions: l
     # the unanswerable twin's year (2022 for 2018) is still a time that dates it
     (twin,) = question_parts(by_id["mlb-D-051"]["question"])
     assert "2022" in [a.text for a in twin.anchors if a.kind == "time"]
+
+
+def test_the_company_a_file_name_runs_together_names_the_document(dev_questions: list[dict]) -> None:
+    # the dev half's BESTBUY_2023_10K.pdf: its sentences say "we", not "Best Buy", and the file name
+    # writes the company's name as one word; a sentence of the 10-K is not missing "Best Buy"
+    q = next(q for q in dev_questions if q["id"] == "mlb-D-289")
+    sentence = "Merchandise inventories are recorded at the lower of cost or net realizable value."
+    relevance = Relevance(q["question"], ())
+    (part,) = relevance.parts
+    assert "Best Buy" in [a.text for a in part.required], part.required
+    of_10k = relevance.check(part, Evidence(sentence, doc_name="BESTBUY_2023_10K.pdf"))
+    assert "Best Buy" not in of_10k.missing, of_10k
+    of_another = relevance.check(part, Evidence(sentence, doc_name="AMAZON_2017_10K.pdf"))
+    assert "Best Buy" in of_another.missing, of_another

@@ -223,9 +223,13 @@ def _names_float(reference: str, text: str) -> bool:
 def _names_document(anchor: Anchor, name: set[str], title: str) -> bool:
     """The anchor is the document's file name or title, or a name of several words one of which the
     file name holds ("Norvane Holdings" for norvane-overview.pdf, "A Guide to Home Composting"
-    for composting-guide.pdf)."""
+    for composting-guide.pdf), or whose words the file name writes run together ("Norvane Holdings"
+    for NORVANEHOLDINGS_2023.pdf)."""
     words = set(tokens(anchor.text))
-    return bool(words) and (words <= name or holds(anchor, title) or (len(words) > 1 and bool(words & name)))
+    joined = "".join(tokens(anchor.text))
+    return bool(words) and (
+        words <= name or holds(anchor, title) or (len(words) > 1 and (bool(words & name) or joined in name))
+    )
 
 
 def _latin(text: str) -> bool:
