@@ -59,7 +59,9 @@ _YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
 # documents write it in many ways ("14.08.2019", "14th August")
 _MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH})")
 # A span of days ("July 18-September 30", "April 25 - May 1", "March 3-20"): one time, not a name
-# "18-September" and a required number "30"; its year stands apart and dates it as any year does
+# "18-September" and a required number "30"; its year stands apart and dates it as any year does.
+# Worth, on the dev half: its one answerable question that was refused for the span is answered, and
+# the unanswerable twins (another year) stay refused
 _DAY_SPAN = re.compile(
     rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}}(?:st|nd|rd|th)?)(?!\d)"
 )
