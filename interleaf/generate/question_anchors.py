@@ -58,8 +58,8 @@ _YEAR = re.compile(r"^(?:1[89]|20)\d\d(?:[-–/](?:\d\d|(?:1[89]|20)\d\d))?$")
 # A day of a month ("August 14", "14th August"): a date places the question as a year does, and
 # documents write it in many ways ("14.08.2019", "14th August")
 _MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH})")
-# A span of days ("July 18-September 30", "April 25 - May 1", "March 3-20"): one time, not a name
-# "18-September" and a required number "30"; its year stands apart and dates it as any year does.
+# A span of days ("June 11-August 27", "October 29 - November 4", "March 3-20"): one time, not a name
+# "11-August" and a required number "27"; its year stands apart and dates it as any year does.
 # Worth, on the dev half: its one answerable question that was refused for the span is answered, and
 # the unanswerable twins (another year) stay refused
 _DAY_SPAN = re.compile(
@@ -127,7 +127,7 @@ def question_anchors(text: str, sources: list[str]) -> list[Anchor]:
 
     for m in _DAY_SPAN.finditer(text):
         add(m.group(0), "time")
-    text = _DAY_SPAN.sub(" ; ", text)  # nor is its month the end of a name ("… Internet Project July")
+    text = _DAY_SPAN.sub(" ; ", text)  # nor is its month the end of a name ("the Norvane Survey June")
     for m in REFERENCE.finditer(text):
         add(m.group(0), "reference")
     for m in QUOTED.finditer(text):
