@@ -21,6 +21,8 @@ MONTH_YEAR = re.compile(
     re.I,
 )
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{1,2})?,?\s+"  # "3, ", "1-15 "
+# a span of days, its year apart: "June 11-August 27", "October 29 - November 4", "March 3rd-20th"
+DAY_SPAN = rf"{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}}(?:st|nd|rd|th)?"
 
 
 def dates_in(text: str, month: str, year: str) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from interleaf.expand.rules import anchors
-from interleaf.generate.months import MONTH
+from interleaf.generate.months import DAY_SPAN, MONTH
 from interleaf.text.references import REFERENCE
 
 AnchorKind = Literal["name", "number", "quoted", "reference", "source", "time"]
@@ -62,9 +62,7 @@ _MONTH_DAY = re.compile(rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:s
 # "11-August" and a required number "27"; its year stands apart and dates it as any year does.
 # Worth, on the dev half: its one answerable question that was refused for the span is answered, and
 # the unanswerable twins (another year) stay refused
-_DAY_SPAN = re.compile(
-    rf"(?i:{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}}(?:st|nd|rd|th)?)(?!\d)"
-)
+_DAY_SPAN = re.compile(rf"(?i:{DAY_SPAN})(?!\d)")
 # A fiscal year written with its prefix ("FY2019", "FY 2024"): the year is what a report prints
 _FISCAL_YEAR = re.compile(r"(?<!\w)FY\s?'?((?:19|20)\d\d)(?!\w)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:-\d+)?%?(?![\w])")

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from interleaf.expand.instructions import wants_quantity
 from interleaf.generate.asking import Part
-from interleaf.generate.months import MONTH
+from interleaf.generate.months import DAY_SPAN
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
@@ -171,7 +171,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
 
 
 # a span of days is one answer to "when": "June 29-Jul. 4, 2021", "March 7-12, 2019"
-_DAYS = rf"\b{MONTH}\s+\d{{1,2}}\s*[-–]\s*(?:{MONTH}\s+)?\d{{1,2}},?\s+\d{{4}}\b"
+_DAYS = rf"\b{DAY_SPAN},?\s+\d{{4}}\b"
 _DATE = re.compile(_DAYS + "|" + MONTH_DATE.pattern + r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d\d\b", re.I)
 
 
