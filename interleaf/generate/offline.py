@@ -43,7 +43,7 @@ from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.sentences import numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
-from interleaf.generate.table_cells import difference, label_chars_stated
+from interleaf.generate.table_cells import difference, label_chars_stated, sentence_difference
 from interleaf.structure.pages import float_on_named_page
 
 # An abstention says why from the findings of the best-ranked candidates, this many (the reason's
@@ -251,6 +251,8 @@ def _answer_part(
     if first.unit.row is not None:
         table = [u.row for u in units if u.quote is first.unit.quote and u.row is not None]
         worked_out = difference(part, table, first.unit.row)
+    elif first.unit.kind == "sentence":
+        worked_out = sentence_difference(part, first.unit.text)
     return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units), difference=worked_out)
 
 

@@ -18,7 +18,7 @@ from interleaf.generate.part_answer import PartAnswer, evidence_of
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.relevance import Relevance
 from interleaf.generate.sentences import keep_together
-from interleaf.generate.table_cells import cell_sentence, with_legend
+from interleaf.generate.table_cells import Difference, cell_sentence, with_legend
 
 # More sentences from an answering quote: those answering the same part and scoring at least this
 # share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
@@ -90,7 +90,7 @@ def write(
             text = group[0].unit.quote.modality == "text"
             also = [] if text else _same_row(answer, answers)
             covered.update(id(p) for p in also)
-            lines = _text_lines(group, figures) if text else [_image_line(answer, units, also)]
+            lines = _text_lines(group, figures, answer.difference) if text else [_image_line(answer, units, also)]
             if not text and lines[0] in written:
                 continue
             written.update(lines)
@@ -104,13 +104,18 @@ def write(
     return " ".join(out)
 
 
-def _text_lines(group: list[Scored], figures: dict[tuple[str, str], ContextQuote]) -> list[str]:
+def _text_lines(
+    group: list[Scored], figures: dict[tuple[str, str], ContextQuote], worked_out: Difference | None = None
+) -> list[str]:
     """Each sentence cited `[i]`; a sentence naming a figure or table of the context ("as Figure 2
-    shows") has that image placed right after it."""
+    shows") has that image placed right after it. `worked_out`: the difference the first sentence's
+    two values make (table_cells.sentence_difference), written at its end as a table row's is."""
     q = group[0].unit.quote
     out = []
-    for s in group:
+    for i, s in enumerate(group):
         body, end = _split_end(s.unit.text)
+        if i == 0 and worked_out is not None:
+            body = f"{body}, {worked_out.written()}"
         named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
         marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
         out.append(f"{body} [{q.number}]{end}{marks}")

@@ -68,13 +68,22 @@ def label_chars_stated(row: TableRow, asked: str) -> int:
     stated = 0
     for cell in (c for c in (*row.cells, row.group) if _LETTER.search(c)):
         for form in dict.fromkeys((fold(cell), fold(without_remark(cell)))):
-            if form and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", asked):
+            if form and re.search(rf"(?<!\w){_inflected(form)}(?!\w)", asked):
                 stated += len(form)
                 break
     return stated
 
 
 _LETTER = re.compile(r"[^\W\d_]")
+
+
+def _inflected(label: str) -> str:
+    """A pattern for a label as a question may write it, singular or plural: the row "Hispanic" is
+    stated by "how many Hispanics", the row "Republicans" by "what share of Republican voters". On
+    the dev half, one part of a three-group question is then answered from its table's row instead
+    of a sentence; no answer's correctness moves, nor do the corpus dev sets'."""
+    stem = label[:-1] if len(label) > 3 and label.endswith("s") and label[-2].isalpha() else label
+    return rf"{re.escape(stem)}(?:e?s)?" if stem[-1].isalpha() else re.escape(label)
 
 
 def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: list[int]) -> list[int]:
@@ -168,12 +177,30 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
     printed = [PRINTED_NUMBER.findall(c) for c in cells]
     if any(len(numbers_in(c)) != 1 or len(p) != 1 or _SIGNED.search(c) for c, p in zip(cells, printed, strict=True)):
         return None  # not one plain number each (a signed value, a range: not worked out here)
-    # as the cells print them ("80.0", "1,500"), the larger first
-    first, second = sorted((printed[0][0], printed[1][0]), key=printed_value, reverse=True)
+    percent = all(re.search(rf"{PRINTED_NUMBER.pattern}\s*%", c) for c in cells)
+    return _worked_out(printed[0][0], printed[1][0], "%" if percent else "")
+
+
+def sentence_difference(part: Part, sentence: str) -> Difference | None:
+    """For a part asking how much two values differ, answered by a sentence that states exactly two
+    percentages besides the question's own ("59% of them go online … 47% have broadband at home"):
+    their difference, as `difference` works out a table's. Only percentages: a sentence's plain
+    numbers (a sample's size, a year, a count) are too often beside the two compared. Worth, on the
+    dev half: one more answerable question right (a gap between two shares one sentence states); the
+    corpus dev sets' answers do not move."""
+    if not asks_difference(part.text):
+        return None
+    found = [m.group(1) for m in _PERCENT_VALUE.finditer(sentence) if not _SIGNED.match(m.group(0))]
+    found = [n for n in dict.fromkeys(found) if numbers_in(n)[0] not in part.numbers]
+    return _worked_out(found[0], found[1], "%") if len(found) == 2 else None
+
+
+def _worked_out(one: str, two: str, unit: str) -> Difference:
+    """|one − two|, the larger first, as printed ("80.0", "1,500"), to the places of the more precise."""
+    first, second = sorted((one, two), key=printed_value, reverse=True)
     places = max(len(n.partition(".")[2]) for n in (first, second))
     value = abs(printed_value(first) - printed_value(second)).quantize(Decimal(1).scaleb(-places))
-    percent = all(re.search(rf"{PRINTED_NUMBER.pattern}\s*%", c) for c in cells)
-    return Difference(f"{value:f}", first, second, "%" if percent else "")
+    return Difference(f"{value:f}", first, second, unit)
 
 
 # a number as a table prints it ("1,500", "80.0")
@@ -182,6 +209,9 @@ _VALUE = rf"({PRINTED_NUMBER.pattern})\s*%?"
 # a difference written out as `Difference.written` puts it: "14.7 (63.4 − 48.7)"
 WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*{_VALUE}\s*[−–-]\s*{_VALUE}\s*\)")
 _SIGNED = re.compile(r"[-−–+]\s*\d")
+# a percentage as a sentence states it: "59%", "47 percent", "a 12.5% share"; a sign before it makes
+# it a change, matched here so that it is left out
+_PERCENT_VALUE = re.compile(rf"[-−–+]?\s*({PRINTED_NUMBER.pattern})\s*(?:%|percent\b)", re.I)
 
 
 def printed_value(printed: str) -> Decimal:
