@@ -111,3 +111,22 @@ def test_gate_from_report_files_as_ci_runs_it(tmp_path: Path) -> None:
 def test_a_negative_margin_is_refused() -> None:
     with pytest.raises(ValueError, match="negative"):
         compare([], [], {"quote_f1": -0.1})
+
+
+def test_runs_measured_by_different_code_are_named_and_still_gated() -> None:
+    # a gold value found only whole moved answer_correct with no answer changed: the comparison says
+    # the two runs were measured apart, and a drop past the margin still fails
+    a = [row("a", "answer_correct", 0.24, measured_by="1111aaaa")]
+    b = [row("b", "answer_correct", 0.18, measured_by="2222bbbb")]
+    result = compare(a, b, {"answer_correct": 0.02})
+    assert result.measured_apart and not result.passed
+    text = render_compare(result)
+    assert "A and B were measured by different code (A: 1111aaaa; B: 2222bbbb)" in text, text
+    # one code, or rows stored before the code was kept on both sides: no note
+    same = compare(a, [row("b", "answer_correct", 0.24, measured_by="1111aaaa")], {"answer_correct": 0.02})
+    assert not same.measured_apart and "measured by" not in render_compare(same)
+    unrecorded = compare([row("a", "answer_correct", 0.2)], [row("b", "answer_correct", 0.2)], {})
+    assert not unrecorded.measured_apart
+    # kept on one side only: named as not recorded
+    older = compare([row("a", "answer_correct", 0.2)], b, {})
+    assert older.measured_apart and "(A: not recorded; B: 2222bbbb)" in render_compare(older)

@@ -9,10 +9,13 @@ import contextlib
 import importlib.util
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from interleaf.cli.output import stored_metric_rows
+from interleaf.evaluate.metric_rows import measured_by, write_rows
 from tests.conftest import CORPUS, run_cli, sql_rows
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
@@ -78,7 +81,21 @@ def test_the_stored_figures_are_the_released_scorers(evaluated: tuple[Path, list
     assert recall[-1] > 0  # some evidence page is retrieved for these two documents
 
 
-def test_a_run_compares_with_itself(evaluated: tuple[Path, list[dict], dict]) -> None:
+def test_a_run_compares_with_itself_and_a_run_measured_by_other_code_is_named(
+    evaluated: tuple[Path, list[dict], dict], tmp_path: Path
+) -> None:
     root, _, payload = evaluated
-    same = run_cli(root, "eval", "--compare", payload["run_id"], payload["run_id"])
-    assert "mmlb_accuracy" in same.stdout
+    run = payload["run_id"]
+    same = run_cli(root, "eval", "--compare", run, run)
+    assert "mmlb_accuracy" in same.stdout and "measured by different code" not in same.stdout, same.stdout
+    # every stored value keeps the digest of the code that measured it
+    stored = sql_rows(root, f"select distinct measured_by from eval_metrics where run_id = '{run}'")
+    assert stored == [{"measured_by": measured_by()}]
+    assert f"Measured by code {measured_by()}" in Path(payload["report"]).read_text()
+    # the same values as an older commit's report file would hold them, measured by other code: the
+    # comparison says so, and the gate still passes equal values
+    older = [replace(r, measured_by="0123456789abcdef") for r in stored_metric_rows(root, run)]
+    report = write_rows(older, tmp_path / "eval_metrics.jsonl")
+    apart = run_cli(root, "eval", "--compare", str(report), run)
+    assert "measured by different code" in apart.stdout and "0123456789abcdef" in apart.stdout, apart.stdout
+    assert apart.returncode == 0 and "gate: PASS" in apart.stdout

@@ -454,6 +454,9 @@ EVAL_METRICS = pa.schema(
         pa.field("value", pa.float64()),  # null: not computed (no judge configured, no data)
         pa.field("n", pa.int32(), nullable=False),  # what it averages over: the note says
         pa.field("note", pa.string(), nullable=False),
+        # the digest of the code that computed it (interleaf.evaluate.metric_rows.MEASURES): `eval
+        # --compare` says when two runs were measured by different code; null: stored before it was kept
+        pa.field("measured_by", pa.string()),
     ]
 )
 TABLES["answers"] = ANSWERS

@@ -151,6 +151,7 @@ def metric_rows(rows: list[dict[str, Any]]) -> list[MetricRow]:
             value=r["value"],
             n=r["n"],
             note=r["note"],
+            measured_by=r.get("measured_by") or "",
         )
         for r in rows
     ]

@@ -5,6 +5,10 @@ question set, variant, scope, metric, breakdown and group. A gated metric fails 
 by more than its margin (absolute, in the metric's own units; every gated metric is one where higher is
 better), and when it cannot be compared: missing from either run, or not computed in either. A gate that
 names a metric neither run has fails too, so a renamed metric cannot pass CI silently.
+
+Each stored row keeps the digest of the code that measured it (`measured_by`); where A's and B's
+differ, the table is followed by a note saying so: a value may then have moved with the measure (a
+gold value found only whole, a new tolerance), not with the answers. The gate is applied all the same.
 """
 
 from __future__ import annotations
@@ -44,6 +48,13 @@ class CompareResult:
     rows: list[MetricDiff]  # every paired row, gated or not
     failed: list[MetricDiff]  # the gated rows that fail
     unmatched_gates: list[str]  # gated metrics found in neither run (each is a failure)
+    measured_by: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # A's and B's ("": not kept)
+
+    @property
+    def measured_apart(self) -> bool:
+        """A and B were measured by different code, or one of them by code not recorded."""
+        a, b = self.measured_by
+        return bool(a and b) and a != b
 
     @property
     def passed(self) -> bool:
@@ -91,7 +102,10 @@ def compare(
         status, failed = _status(a, b, margin)
         diffs.append(MetricDiff(key, a.value if a else None, b.value if b else None, margin, status, failed))
     seen = {d.metric for d in diffs}
-    return CompareResult(diffs, [d for d in diffs if d.failed], sorted(m for m in gate if m not in seen))
+    measured_a = frozenset(r.measured_by for r in by_key_a.values())
+    measured_b = frozenset(r.measured_by for r in by_key_b.values())
+    unmatched = sorted(m for m in gate if m not in seen)
+    return CompareResult(diffs, [d for d in diffs if d.failed], unmatched, (measured_a, measured_b))
 
 
 def render_compare(result: CompareResult, only_gated: bool = False, run_a: str = "A", run_b: str = "B") -> str:
@@ -119,6 +133,12 @@ def render_compare(result: CompareResult, only_gated: bool = False, run_a: str =
     lines = [text_table(header, body)]
     for metric in result.unmatched_gates:
         lines.append(f"FAIL: gated metric {metric} is in neither run")
+    if result.measured_apart:
+        a, b = (", ".join(sorted(c or "not recorded" for c in m)) for m in result.measured_by)
+        lines.append(
+            f"note: {run_a} and {run_b} were measured by different code ({run_a}: {a}; {run_b}: {b}): a value "
+            "may have moved with the measure, not the answers; evaluate both at one commit to compare the answers alone"
+        )
     verdict = "PASS" if result.passed else f"FAIL ({len(result.failed) + len(result.unmatched_gates)} gated)"
     lines.append(f"gate: {verdict}")
     return "\n".join(lines)

@@ -18,9 +18,28 @@ from typing import Any, Protocol
 from rich.cells import cell_len
 
 from interleaf.evaluate.breakdowns import PositionSelection
+from interleaf.stage import source_digest
 
 NOT_COMPUTED = "not computed"
 FULL_VARIANT = "full"
+# The code that turns contexts and answers into values: changed, it can move a value where no answer
+# changed (a gold value found only whole, a new tolerance). Its digest is kept with every stored row
+# (`measured_by`), so that `eval --compare` can say when two runs were measured by different code.
+MEASURES = (
+    "interleaf.evaluate.metrics",
+    "interleaf.evaluate.answers",
+    "interleaf.evaluate.breakdowns",
+    "interleaf.evaluate.recall",
+    "interleaf.evaluate.mmlongbench",
+    "interleaf.evaluate.mmlongbench_rows",
+    "interleaf.evaluate.mmdocrag",
+    "interleaf.evidence",
+)
+
+
+def measured_by() -> str:
+    """The digest of MEASURES' sources, as this process reads them."""
+    return source_digest(MEASURES)
 
 
 class MetricLike(Protocol):
@@ -48,6 +67,7 @@ class MetricRow:
     value: float | None = None  # None: not computed
     n: int = 0  # what the value averages over (questions, evidence items, gold quotes: the note says)
     note: str = ""
+    measured_by: str = ""  # the digest of the code that computed it (MEASURES); "": not recorded
 
     @property
     def key(self) -> tuple[str, str, str, str, str, str]:
@@ -71,6 +91,7 @@ class MetricRow:
             value=None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value),
             n=int(raw.get("n") or 0),
             note=str(raw.get("note") or ""),
+            measured_by=str(raw.get("measured_by") or ""),
         )
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from interleaf.evaluate.answers import Answered, answer_record, metric_rows
 from interleaf.evaluate.config import EvaluateConfig
+from interleaf.evaluate.metric_rows import measured_by
 from interleaf.evaluate.metrics import ByModality
 from interleaf.evaluate.mmdocrag import MMDocRAGFile, image_loader
 from interleaf.evaluate.stage import judge_prompts, judge_version
@@ -138,5 +139,6 @@ class MMDocRAGEvaluateStage:
         load_image = image_loader(file.images_root) if judge.images else None
         rows = metric_rows(answered, model, judge.families, judge.max_tokens, load_image)
         key = {"run_id": given.run_id, "qset_id": given.unit, "variant": self.settings.variant, "scope": SCOPE}
+        key |= {"measured_by": measured_by()}
         table = pa.Table.from_pylist([key | r for r in rows], schema=schemas.EVAL_METRICS)
         return StageOutput({"eval_metrics": table}, counts={"metrics": table.num_rows})

@@ -200,9 +200,10 @@ def _build(
     sets = sorted({(slice_label(r, names), r.qset) for r in rows})
     described = ", ".join(f"{label} (question set {qset})" for label, qset in sets) or "none"
     runs = ", ".join(sorted({r.run_id for r in rows})) or "none"
+    measured = ", ".join(sorted({r.measured_by for r in rows} - {""}))
     blocks: list[Block] = [
         Heading(title, 1),
-        Para(f"Questions: {described}. Runs: {runs}."),
+        Para(f"Questions: {described}. Runs: {runs}." + (f" Measured by code {measured}." if measured else "")),
         Para(
             "Judge scores are 0-5, median_words a count, other values shares in [0, 1]; each value is followed "
             f"by its n (what it averages over); {TOO_FEW} marks n < {MIN_N}, too few to read as a finding; "

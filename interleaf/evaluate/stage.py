@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from interleaf.evaluate.answers import answered_questions, citation_validity, metric_rows, retrieval_rows
 from interleaf.evaluate.config import EvaluateConfig, JudgeConfig
+from interleaf.evaluate.metric_rows import measured_by
 from interleaf.evaluate.metrics import judge_prompt_hashes
 from interleaf.evaluate.mmlongbench_rows import EXTRACTION_PROMPT, mmlongbench_rows
 from interleaf.evaluate.recall import Evidence, EvidenceOutcome, QAItem, counts, outcomes, recall_table
@@ -140,7 +141,7 @@ class EvaluateStage:
         }
         if self.generate is not None:
             metrics = self.answer_metrics(given, corpus, names, outs)
-            key = key | {"run_id": given.run_id}
+            key = key | {"run_id": given.run_id, "measured_by": measured_by()}
             tables["eval_metrics"] = pa.Table.from_pylist([key | m for m in metrics], schema=schemas.EVAL_METRICS)
         return StageOutput(tables)
 
