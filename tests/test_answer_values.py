@@ -87,3 +87,25 @@ def test_a_row_label_is_stated_by_the_question_in_the_plural(dev_questions: dict
     assert label_chars_stated(TableRow(("Republicans", "27"), header[:2]), fold("What share of a Republican voter")) > 0
     # a longer word is not the label: "Republicanism" does not state "Republican"
     assert label_chars_stated(row("Republican"), fold("What does Republicanism hold?")) == 0
+
+
+def test_parts_answered_from_one_table_name_it_once(dev_questions: dict[str, dict]) -> None:
+    # the same question over its page-12 table as the generator is given it (Markdown, an image
+    # quote): each group's share from its own row, the Republicans' from the row "Republican", and
+    # the table named once, not once per part ("…; The table on page 12 gives …")
+    q = dev_questions["mlb-D-158"]
+    page = _page_text(q["doc"], 11)
+    labels = ("Total", "18-29", "30-49", "50-64", "65+", "Postgrad", "Republican", "Democrat", "Independent")
+    rows = ["| | Very/Fairly well % | Not too/Not at all well % |", "|---|---|---|"]
+    for label in labels:
+        m = re.search(rf"(?<![\w-]){re.escape(label)} (\d+) (\d+) ", page)
+        assert m, (label, page)
+        rows.append(f"| {label} | {m.group(1)} | {m.group(2)} |")
+    table = ContextQuote("t1", "image", 1, "pew", q["doc"], 11, "table", "\n".join(rows))
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], (table,))], lambda p: b"")
+    assert a.error is None
+    assert "27 for Republican" in a.markdown and "64 for Democrat" in a.markdown, a.markdown
+    assert a.markdown.count("The table on page 12 gives") == 1, a.markdown
+    assert a.short_answer == "['46', '27', '64']", a.short_answer
+    checked = check_answer(a.markdown, (table,), question=q["question"])
+    assert all(s.supported for s in checked.sentences), [(s.text, s.citations) for s in checked.sentences]

@@ -268,9 +268,10 @@ def add_placing_once(lines: list[str], placed: dict[int, int], line: str, image_
     """Append the answer line `line` to `lines` with each image placed once in the answer; `placed`:
     image number -> the line it is placed after. `image_line`: a sentence read from the one image
     it places, its only citation. Such a sentence read from an image already placed joins the
-    sentence placed with it ("… 41.4 for X; Table 2 gives 53.7 for Y. ![Table 2](image1)"), so the
-    image shows once and both claims stay cited by it; any other line keeps its `[i]` and drops the
-    repeated placement. Two parts answered from two rows of one table had placed it twice."""
+    sentence placed with it ("Table 2 gives NQ 41.4 for X; 53.7 for Y. ![Table 2](image1)"), less
+    the words the two begin with alike, so the image shows once, both claims stay cited by it and the
+    table is named once; any other line keeps its `[i]` and drops the repeated placement. Two parts
+    answered from two rows of one table had placed it twice."""
     marks = [(m.group(0), int(m.group(2))) for m in IMAGE_MARK.finditer(line)]
     again = [(mark, number) for mark, number in marks if number in placed]
     if image_line and again:
@@ -278,13 +279,23 @@ def add_placing_once(lines: list[str], placed: dict[int, int], line: str, image_
         k = placed[number]
         first = next(m for m in IMAGE_MARK.finditer(lines[k]) if int(m.group(2)) == number)
         head, images = lines[k][: first.start()].rstrip(), lines[k][first.start() :]
-        lines[k] = f"{head.rstrip('.!?')}; {line.replace(mark, '').strip()} {images}"
+        lines[k] = f"{head.rstrip('.!?')}; {_without_shared_lead(head, line.replace(mark, '').strip())} {images}"
         return
     for mark, _ in again:
         line = line.replace(f" {mark}", "").replace(mark, "")
     for _, number in marks:
         placed.setdefault(number, len(lines))
     lines.append(line)
+
+
+def _without_shared_lead(head: str, line: str) -> str:
+    """`line` less the words it begins with as `head` does ("The table on page 12 gives Very well %"),
+    where they are three or more: what each joined clause adds is its own row's value."""
+    first, words = head.split(), line.split()
+    n = 0
+    while n < min(len(first), len(words) - 1) and first[n] == words[n]:
+        n += 1
+    return " ".join(words[n:]) if n >= 3 else line
 
 
 def _claim(sentence: str) -> str:
