@@ -137,7 +137,7 @@ def render_compare(result: CompareResult, only_gated: bool = False, run_a: str =
         a, b = (", ".join(sorted(c or "not recorded" for c in m)) for m in result.measured_by)
         lines.append(
             f"note: {run_a} and {run_b} were measured by different code ({run_a}: {a}; {run_b}: {b}): a value "
-            "may have moved with the measure, not the answers; evaluate both at one commit to compare the answers alone"
+            "may have moved with how it is measured, not with the answers"
         )
     verdict = "PASS" if result.passed else f"FAIL ({len(result.failed) + len(result.unmatched_gates)} gated)"
     lines.append(f"gate: {verdict}")
