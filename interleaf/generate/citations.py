@@ -289,7 +289,7 @@ def add_placing_once(lines: list[str], placed: dict[int, int], line: str, image_
 
 
 def _without_shared_lead(head: str, line: str) -> str:
-    """`line` less the words it begins with as `head` does ("The table on page 12 gives Very well %"),
+    """`line` less the words it begins with as `head` does ("The table on page 12 gives Share %"),
     where they are three or more: what each joined clause adds is its own row's value."""
     first, words = head.split(), line.split()
     n = 0

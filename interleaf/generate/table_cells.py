@@ -78,8 +78,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 
 def _inflected(label: str) -> str:
-    """A pattern for a label as a question may write it, singular or plural: the row "Hispanic" is
-    stated by "how many Hispanics", the row "Republicans" by "what share of Republican voters". On
+    """A pattern for a label as a question may write it, singular or plural: the row "Retiree" is
+    stated by "how many retirees", the row "Tenants" by "what share of tenant households". On
     the dev half, one part of a three-group question is then answered from its table's row instead
     of a sentence; no answer's correctness moves, nor do the corpus dev sets'."""
     stem = label[:-1] if len(label) > 3 and label.endswith("s") and label[-2].isalpha() else label
@@ -183,7 +183,7 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
 
 def sentence_difference(part: Part, sentence: str) -> Difference | None:
     """For a part asking how much two values differ, answered by a sentence that states exactly two
-    percentages besides the question's own ("59% of them go online … 47% have broadband at home"):
+    percentages besides the question's own ("61% of members vote … 35% stand for office"):
     their difference, as `difference` works out a table's. Only percentages: a sentence's plain
     numbers (a sample's size, a year, a count) are too often beside the two compared. Worth, on the
     dev half: one more answerable question right (a gap between two shares one sentence states); the
