@@ -112,9 +112,9 @@ def _text_lines(
     two values make (table_cells.sentence_difference), written at its end as a table row's is."""
     q = group[0].unit.quote
     out = []
-    for i, s in enumerate(group):
+    for s in group:
         body, end = _split_end(s.unit.text)
-        if i == 0 and worked_out is not None:
+        if s is group[0] and worked_out is not None:
             body = f"{body}, {worked_out.written()}"
         named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
         marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
