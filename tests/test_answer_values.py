@@ -56,6 +56,11 @@ def test_a_difference_asked_of_a_sentence_is_worked_out_from_its_two_percentages
     # the sentence with its worked-out value is backed by the quote that prints both values
     checked = check_answer(a.markdown, (quote,), question=q["question"])
     assert all(s.supported for s in checked.sentences), [(s.text, s.citations) for s in checked.sentences]
+    # the same sentence in a figure's description (an image quote): the answer states the
+    # difference too, as its short answer gives it
+    figure = ContextQuote("f1", "image", 1, "pew", q["doc"], 1, "figure", sentence, vlm_text=sentence)
+    (b,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], (figure,))], lambda p: b"")
+    assert b.short_answer == "12" and "a difference of 12% (59% − 47%)" in b.markdown, b.markdown
     (part,) = question_parts(q["question"])
     # three percentages, or a change ("+6%") as one of two: which two are compared is not known
     assert sentence_difference(part, "In all, 59% go online, 47% have broadband and 77% own a cell phone.") is None

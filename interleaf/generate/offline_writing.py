@@ -114,8 +114,8 @@ def _text_lines(
     out = []
     for s in group:
         body, end = _split_end(s.unit.text)
-        if s is group[0] and worked_out is not None:
-            body = f"{body}, {worked_out.written()}"
+        if s is group[0]:
+            body = _with_difference(body, worked_out)
         named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
         marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
         out.append(f"{body} [{q.number}]{end}{marks}")
@@ -154,10 +154,18 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
         caption = caption_of(q)
         named = caption if caption and LABEL.match(caption) else f"{where(q)}{': ' + caption if caption else ''}"
         body, end = _split_end(f"{_split_end(escape_marks(named))[0]} — its labels read “{chosen.unit.text}”")
-    else:
+    else:  # a sentence of a figure's description or of text columns read from an image
         body, end = _split_end(chosen.unit.text)
+        body = _with_difference(body, answer.difference)
     # one sentence: the full stops of "Inf. F1-score" must not end it before the image
     return f"{keep_together(body)}{end}{image}"
+
+
+def _with_difference(body: str, worked_out: Difference | None) -> str:
+    """A sentence with the difference its two values make written at its end
+    (table_cells.sentence_difference), as a table row's is: the short answer gives it, so the
+    answer states it beside the values it comes from."""
+    return f"{body}, {worked_out.written()}" if worked_out is not None else body
 
 
 def _split_end(text: str) -> tuple[str, str]:
