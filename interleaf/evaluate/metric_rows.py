@@ -25,6 +25,8 @@ FULL_VARIANT = "full"
 # The code that turns contexts and answers into values: changed, it can move a value where no answer
 # changed (a gold value found only whole, a new tolerance). Its digest is kept with every stored row
 # (`measured_by`), so that `eval --compare` can say when two runs were measured by different code.
+# The generate functions the measures call (citation parsing, reading numbers) are not here: a change
+# to them changes the answers' fingerprint too, so the answers are no longer the same either.
 MEASURES = (
     "interleaf.evaluate.metrics",
     "interleaf.evaluate.answers",
@@ -34,6 +36,7 @@ MEASURES = (
     "interleaf.evaluate.mmlongbench_rows",
     "interleaf.evaluate.mmdocrag",
     "interleaf.evidence",
+    "interleaf.stored_answers",  # how stored answers and citations are read back into records
 )
 
 
