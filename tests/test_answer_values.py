@@ -1,7 +1,8 @@
 """How the offline answer step reads values off the MMLongBench-Doc dev half's own pages
 (../shared/benchmarks/mmlongbench-dev/, the PDFs read with PyMuPDF): a difference asked of a
-sentence's two percentages is worked out, and a row label counts as stated by a question that
-writes it in the plural or the singular."""
+sentence's two percentages is worked out, a row label counts as stated by a question that
+writes it in the plural or the singular, and a superlative compares the rows its question names,
+the best under a "↓" header being the least."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import re
 import pymupdf
 import pytest
 
+from interleaf.describe.offline_describer import compose
+from interleaf.describe.protocol import DescribeRequest
 from interleaf.evidence import fold
 from interleaf.generate.asking import question_parts
 from interleaf.generate.citations import check_answer
@@ -114,3 +117,81 @@ def test_parts_answered_from_one_table_name_it_once(dev_questions: dict[str, dic
     assert a.short_answer == "['46', '27', '64']", a.short_answer
     checked = check_answer(a.markdown, (table,), question=q["question"])
     assert all(s.supported for s in checked.sentences), [(s.text, s.citations) for s in checked.sentences]
+
+
+def _table_of(lines: list[str], width: int, header: str) -> list[str]:
+    """Markdown rows from a page's text lines: each row's label line, then its `width` values."""
+    rows = [header, "|" + "---|" * (header.count("|") - 1)]
+    for i in range(0, len(lines), width + 1):
+        rows.append("| " + " | ".join(lines[i : i + width + 1]) + " |")
+    return rows
+
+
+def _described_table(doc: str, page: int, caption: str, rows: list[str]) -> ContextQuote:
+    """A table as the generator is given it: an image quote whose text is the offline describer's
+    (its caption and its Markdown rows)."""
+    table_md = "\n".join(rows)
+    described = compose(DescribeRequest("t", "table", page, b"", caption=caption, table_md=table_md)).text
+    assert described is not None
+    return ContextQuote("t", "image", 1, "paper", doc, page, "table", described, caption=caption, vlm_text=described)
+
+
+def test_a_superlative_compares_the_rows_the_question_names(dev_questions: dict[str, dict]) -> None:
+    # "which temperature gives ChatGPT the highest alignment score?" over Table 3 of the paper (page
+    # 7): GPT-4 (0.5) aligns best of all the rows, ChatGPT (0.1) best of the ChatGPT rows asked about
+    q = dev_questions["mlb-D-011"]
+    with pymupdf.open(BENCH / "pdfs" / q["doc"]) as document:
+        lines = document[6].get_text().split("\n")
+    body = lines[lines.index("GPT-4 (0.5)") : lines.index("Vicuna-13B") + 9]
+    measures = ("Micro Corr.", "Micro Prec.", "Micro Rec.", "Micro F1.", "Macro Prec.", "Macro Rec.", "Macro F1.")
+    header = "| Model | Align. | " + " | ".join(measures) + " |"
+    caption = next(line for line in lines if line.startswith("Table 3:"))
+    table = _described_table(q["doc"], 6, caption, _table_of(body, 8, header))
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], (table,))], lambda p: b"")
+    assert a.error is None
+    assert "85.9(2.5) for ChatGPT (0.1), the highest of the table's ChatGPT rows" in a.markdown, a.markdown
+    assert a.short_answer is not None and "0.1" in a.short_answer, a.short_answer
+    checked = check_answer(a.markdown, (table,), question=q["question"])
+    assert all(s.supported for s in checked.sentences), [(s.text, s.citations) for s in checked.sentences]
+    # a question that names no row's word compares every row
+    (b,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", "Which model has the highest alignment score?", (table,))], lambda p: b""
+    )
+    assert "for GPT-4 (0.5), the highest of the table's rows" in b.markdown, b.markdown
+
+
+def test_the_best_row_under_a_down_arrow_holds_the_least_value(dev_questions: dict[str, dict]) -> None:
+    # "which baseline did the pre-trained Vicuna-13B perform best on MAVEN-ERE?" over Table 3 (page 8):
+    # the Vicuna rows only (Llama2's CoT row is higher), and under "LI (%) ↓" the best is the least
+    # (before, the most: "vanilla ICL", 21.2, was one of the two rows called best)
+    q = dev_questions["mlb-D-266"]
+    with pymupdf.open(BENCH / "pdfs" / q["doc"]) as document:
+        lines = document[7].get_text().split("\n")
+    caption = next(line for line in lines if line.startswith("Table 3:"))
+    body = lines[lines.index("Vicuna-13B-PT") : lines.index(caption)]
+    measures = ("Micro-F1 (%)", "LI (%) ↓")
+    rows = ["| Model |  | " + " | ".join(f"{d} {m}" for d in ("MAVEN-ERE", "Causal-TimeBank") for m in measures) + " |"]
+    rows.append("|---|---|---|---|---|---|")
+    model = ""
+    while body:
+        if body[0].endswith("-PT"):
+            model = body.pop(0)
+        rows.append(f"| {model} | {' | '.join(body[:5])} |")
+        body = body[5:]
+    assert len(rows) == 14, rows
+    table = _described_table(q["doc"], 7, caption, rows)
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], (table,))], lambda p: b"")
+    assert a.error is None
+    written = " ".join(a.markdown.split())  # the page's spaces may be non-breaking ones
+    assert "for Vicuna-13B-PT, CoT w. logical constraints, the best of the table's Vicuna-13B-PT rows" in written, (
+        written
+    )
+    assert "vanilla ICL" not in a.markdown and "Llama2-13B-PT," not in a.markdown, a.markdown
+    checked = check_answer(a.markdown, (table,), question=q["question"])
+    assert all(s.supported for s in checked.sentences), [(s.text, s.citations) for s in checked.sentences]
+    # one item printed over several rows (its label repeated) is no comparison: with only the model
+    # column to name them, the Vicuna rows are all "Vicuna-13B-PT" and every row is compared
+    one_label = [re.sub(r"^\| ([^|]+) \| ([^|]+) \|", r"| \1 |", r) for r in rows[2:]]
+    named = _described_table(q["doc"], 7, caption, [rows[0], rows[1], *one_label])
+    (b,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], (named,))], lambda p: b"")
+    assert "Vicuna-13B-PT rows" not in b.markdown, b.markdown

@@ -34,7 +34,14 @@ from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.item_count import count_answer
-from interleaf.generate.offline_scoring import Scored, extreme_row_ids, score_units, sums_up, superlative
+from interleaf.generate.offline_scoring import (
+    Scored,
+    compared_group,
+    extreme_row_ids,
+    score_units,
+    sums_up,
+    superlative,
+)
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
@@ -316,7 +323,8 @@ def _extreme_note(chosen: Scored, part: Part, units: Sequence[Unit]) -> str:
     word = superlative(part.text)
     if not word or id(chosen.unit) not in extreme_row_ids(part.text, table):
         return ""
-    return f"the {word.casefold()} of the table's rows"
+    group = compared_group(part.text, table)
+    return f"the {word.casefold()} of the table's {f'{group} ' if group else ''}rows"
 
 
 def _row_instead(

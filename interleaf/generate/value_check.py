@@ -126,8 +126,11 @@ def _row_named(
     """The claim names the row: `naming_words` (the claim's, or its clause's) hold all the words of
     one of its label cells (or of its group label), and no other row's label in that place that
     holds those words and more ("Okapi + Kestrel gets 69.8": the "Okapi + Kestrel" row is named, the "Okapi"
-    row is not); and the claim names the column, when its header has words."""
-    if not _column_named(row, column, claim_words):
+    row is not); and the claim, or the clause stating the number, names the column, when its header
+    has words."""
+    # the clause stating the number names its column best where the claim states several
+    # columns' values ("Recall 18.0; Error 6.0 for ..."): there, the whole claim names each column
+    if not (_column_named(row, column, naming_words) or _column_named(row, column, claim_words)):
         return False
     labels = _label_words(row, column)
     for j, words in labels:
