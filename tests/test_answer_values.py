@@ -2,12 +2,13 @@
 (../shared/benchmarks/mmlongbench-dev/, the PDFs read with PyMuPDF): a difference asked of a
 sentence's two percentages is worked out, a row label counts as stated by a question that
 writes it in the plural or the singular, and a superlative compares the rows its question names,
-the best under a "↓" header being the least."""
+the best under a "↓" header being the least (one case on a corpus paper's grouped table)."""
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pymupdf
 import pytest
@@ -195,3 +196,31 @@ def test_the_best_row_under_a_down_arrow_holds_the_least_value(dev_questions: di
     named = _described_table(q["doc"], 7, caption, [rows[0], rows[1], *one_label])
     (b,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", q["question"], (named,))], lambda p: b"")
     assert "Vicuna-13B-PT rows" not in b.markdown, b.markdown
+
+
+def test_a_superlative_compares_the_rows_of_the_group_the_question_names(corpus: Path) -> None:
+    # Table 4 of the MAVIS paper (page 6, in ../shared/corpus/docs) groups its rows under a model
+    # ("GPT-4o" over "+ Text-RAG", "+ Image-RAG", "+ Multi-RAG"): asked for one model's best
+    # groundedness, the answer compares that model's rows (Claude's 79.1 is the column's highest)
+    with pymupdf.open(corpus / "docs" / "mavis-aaai2026.pdf") as document:
+        lines = document[5].get_text().split("\n")
+    start = lines.index("LLaVa-OneVision")
+    measures = ("F1-score", "Complete", "Relevant")
+    header = ["Informativeness · " + m for m in measures] + ["Groundedness · F1-score", "Groundedness · Recall"]
+    header += ["Groundedness · Precision", "Fluency MAUVE", "Retrieved · Text", "Retrieved · Image"]
+    header += ["Utilized · Text", "Utilized · Image"]
+    rows = ["|  | " + " | ".join(header) + " |", "|---" * 12 + "|"]
+    i = start
+    while len(rows) < 2 + 4 * 4:
+        if lines[i].startswith("+ "):
+            rows.append("| " + " | ".join(lines[i : i + 12]) + " |")
+            i += 12
+        else:
+            rows.append(f"| {lines[i]} |" + " |" * 11)
+            i += 1
+    assert "| GPT-4o |" in rows[-4] and "| + Text-RAG | 37.0 |" in rows[-3], rows
+    table = _described_table("mavis-aaai2026.pdf", 5, "Table 4", rows)
+    question = "Which GPT-4o setting has the highest groundedness F1-score?"
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", question, (table,))], lambda p: b"")
+    assert "73.4 for GPT-4o, + Text-RAG, the highest of the table's GPT-4o rows" in a.markdown, a.markdown
+    assert a.short_answer == "GPT-4o + Text-RAG", a.short_answer

@@ -156,9 +156,9 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
         # "which setting gives Kestrel the highest recall?": the row is the answer, its
         # number only what it was chosen by (a year asked is read as a date, below)
         rows = [u.row for u in units if u.quote is unit.quote and u.row is not None]
-        label = " ".join(unit.row.cells[j] for j in label_columns(rows) if j < len(unit.row.cells)).strip()
-        if label:
-            return label
+        label = " ".join([unit.row.group, *(unit.row.cells[j] for j in label_columns(rows) if j < len(unit.row.cells))])
+        if label.strip():
+            return label.strip()
     if part.want in ("number", "money") or wants_quantity(text):
         return _number_of(part, unit, units)
     if part.want == "address":
