@@ -27,7 +27,10 @@ def test_the_forms_of_a_count_over_the_whole_document() -> None:
     assert count_asked("How many figures does the paper have?") == CountAsked("figure", "paper")
     assert count_asked("How many tables are there? Answer with an integer.") == CountAsked("table", None)
     # a condition, a kind of figure no caption label names, or a part of the document: ranked instead
-    assert count_asked('How many tables include "F1" as a metric?') is None
+    assert count_asked('How many tables report results on "NQ" and its test set?') is None
+    # a term the question quotes, which each item counted prints
+    assert count_asked('How many tables include "F1" as a metric?') == CountAsked("table", None, "F1")
+    assert count_asked('How many figures in the paper show "BLEU"?') == CountAsked("figure", "paper", "BLEU")
     assert count_asked("How many pie charts are there in the paper?") is None
     assert count_asked("How many figures are there in the Appendix in the paper?") is None
 
@@ -76,3 +79,33 @@ def test_a_count_with_a_condition_is_not_the_documents_total(corpus_warehouse: I
     question = "How many tables report results on Natural Questions?"
     shown = json.loads(run_cli(corpus_warehouse.root, "ask", question, "--doc", "dpr-emnlp2020.pdf", "--json").stdout)
     assert "The document numbers" not in shown["answer"], shown["answer"]
+
+
+@pytest.mark.parametrize("term", ["NQ", "Top-20"])
+def test_a_count_of_the_tables_printing_a_quoted_term(corpus_warehouse: IngestedWarehouse, term: str) -> None:
+    """'How many tables include "NQ"?' of the DPR paper: the tables whose own text prints the term,
+    each named (Table 1 spells the dataset out, "Natural Questions": not counted for "NQ"), every
+    table counted printing it on its page of the PDF, none left out that prints it in the stored text."""
+    question = f'How many tables include "{term}"?'
+    shown = json.loads(run_cli(corpus_warehouse.root, "ask", question, "--doc", "dpr-emnlp2020.pdf", "--json").stdout)
+    counted = re.findall(r"Table (\d+) \(page (\d+)\)", shown["answer"])
+    assert counted and shown["short_answer"] == str(len(counted)), shown
+    assert f"{len(counted)} tables of the document print “{term}”" in shown["answer"], shown["answer"]
+    assert all(s["supported"] for s in shown["sentences"]), shown["sentences"]
+    printing = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+    tables = sql_rows(
+        corpus_warehouse.root,
+        "SELECT q.page_idx, q.caption, q.text FROM quotes q JOIN documents d USING (doc_id) "
+        "WHERE d.name = 'dpr-emnlp2020.pdf' AND q.kind = 'table'",
+    )
+    holding = {
+        (m.group(1), str(t["page_idx"] + 1))
+        for t in tables
+        if printing.search(f"{t['caption'] or ''} {t['text'] or ''}")
+        and (m := re.match(r"Table (\d+)", t["caption"] or ""))
+    }
+    assert set(counted) == holding, (counted, holding)
+    with pymupdf.open(CORPUS / "docs" / "dpr-emnlp2020.pdf") as doc:
+        assert all(printing.search(doc[int(page) - 1].get_text()) for _, page in counted)
+    if term == "NQ":
+        assert ("1", "4") not in set(counted)  # "Natural Questions" in full
