@@ -1,12 +1,12 @@
 """Questions that count a document's numbered tables or figures: "How many tables are shown in
-the report?", "How many figures does the paper have?", 'How many tables include "BLEU"?'.
+the report?", "How many figures does the paper have?", 'How many tables include "Recall@5"?'.
 
 The count is read from the whole document, not from the retrieved context: each label a caption
 opens with ("Table 3", "Figure 5") is one item, counted once however many quotes repeat it. Only a
 count over the whole document is answered here; one over a part of it ("in the Appendix", a word
 that opens one of its headings) or one with a condition ("... that show a map") goes to the ranked
 answer, but one: a term the question quotes that each item counted prints ('How many tables
-include "BLEU" as a metric?'), read from the tables' (figures') own text. A document that labels no
+include "Recall@5" as a metric?'), read from the tables' (figures') own text. A document that labels no
 item of the kind asked leaves the question to it too: its tables may be there, unnumbered.
 """
 
@@ -47,7 +47,7 @@ COUNTING = (
         rf"(?:have|contain|include)\s*{_TOTAL}[?.]?\s*$",
         re.I,
     ),
-    # 'how many tables (in the paper) include "BLEU" (as a metric)?': the items whose own text prints
+    # 'how many tables (in the paper) include "Recall@5" (as a metric)?': the items whose own text prints
     # the term the question quotes (a term it does not quote is a condition left to the ranked
     # answer). Worth on the MMLongBench-Doc dev half: one answerable question more right (of 234)
     re.compile(
