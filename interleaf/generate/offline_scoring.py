@@ -19,7 +19,7 @@ from interleaf.generate.asking import LEAST, MOST
 from interleaf.generate.offline_units import LABEL, Unit, kind_of_label
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, numbers_in
-from interleaf.generate.table_cells import label_columns
+from interleaf.generate.table_cells import label_columns, row_label
 
 # Questions that want a value back besides a quantity (expand.instructions.asks_quantity): a date, a
 # score, a value. A sentence stating a number is more likely the answer.
@@ -281,7 +281,7 @@ def _named_group(question: str, members: list[Unit], weights: dict[str, float]) 
     read from the rows its question names (before, from another model's row that happened to share
     the method asked), and the short answer of another names the row compared."""
     columns = label_columns([u.row for u in members if u.row is not None])
-    labelled = [(u, _label_of(u.row, columns)) for u in members if u.row]
+    labelled = [(u, row_label(u.row, columns)) for u in members if u.row]
     asked_by = set(content_words(superlative(question)))  # "top" asks for the extreme, names no row
     for word in sorted(weights.keys() - asked_by, key=lambda w: (-weights[w], w)):
         group = [(u, label) for u, label in labelled if word in content_words(label)]
@@ -290,11 +290,6 @@ def _named_group(question: str, members: list[Unit], weights: dict[str, float]) 
             printed = next((t for t in group[0][1].split() if word in content_words(t)), word)
             return [u for u, _ in group], re.sub(r"['’]s$", "", printed.strip("()[],;:"))
     return members, ""
-
-
-def _label_of(row: TableRow, columns: list[int]) -> str:
-    """The row's label: its group label ("Vireo-7B" over "+ Plain") and its label cells."""
-    return " ".join([row.group, *(row.cells[j] for j in columns if j < len(row.cells))]).strip()
 
 
 def compared_group(question: str, units: Sequence[Unit]) -> str:

@@ -20,7 +20,7 @@ from interleaf.generate.offline_scoring import superlative
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
-from interleaf.generate.table_cells import Difference, asked_columns, label_columns, without_remark
+from interleaf.generate.table_cells import Difference, asked_columns, label_columns, row_label, without_remark
 
 NOT_ANSWERABLE = "Not answerable"
 # the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
@@ -155,10 +155,10 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
     if unit.row is not None and part.want != "date" and _WHICH_EXTREME.search(text) and superlative(text):
         # "which setting gives Kestrel the highest recall?": the row is the answer, its
         # number only what it was chosen by (a year asked is read as a date, below)
-        rows = [u.row for u in units if u.quote is unit.quote and u.row is not None]
-        label = " ".join([unit.row.group, *(unit.row.cells[j] for j in label_columns(rows) if j < len(unit.row.cells))])
-        if label.strip():
-            return label.strip()
+        table = [u.row for u in units if u.quote is unit.quote and u.row is not None]
+        label = row_label(unit.row, label_columns(table))
+        if label:
+            return label
     if part.want in ("number", "money") or wants_quantity(text):
         return _number_of(part, unit, units)
     if part.want == "address":

@@ -228,6 +228,12 @@ def _label_text(row: TableRow, labels: list[int]) -> str:
     return " ".join(cells).strip()
 
 
+def row_label(row: TableRow, labels: list[int]) -> str:
+    """The row's label as one string: its group label ("Vireo-7B" over "+ Plain"), then its label
+    cells."""
+    return " ".join(filter(None, [row.group, _label_text(row, labels)]))
+
+
 def _labels(row: TableRow, labels: list[int]) -> str:
     """How the sentence names the row: its label cells (a bare number with its column's header:
     "Dopant concentration (mg) 8"), after its group label."""
