@@ -51,6 +51,7 @@ from interleaf.generate.sentences import numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.table_cells import difference, label_chars_stated, sentence_difference
+from interleaf.generate.totals import asks_total, total
 from interleaf.structure.pages import float_on_named_page
 
 # An abstention says why from the findings of the best-ranked candidates, this many (the reason's
@@ -244,6 +245,9 @@ def _answer_part(
         if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
             return PartAnswer(part, earlier, ranked)
     candidates = [s for s in ranked if can_answer(part, s.unit)]
+    summed = _total_answer(part, candidates, ranked, units, ranker)
+    if summed is not None:
+        return summed
     first = None  # below the threshold, or a row of another quantity than the one the part names
     if candidates and candidates[0].score >= ranker.threshold:
         first = _named_caption(part, candidates, units) or _placed(candidates, part, units, relevance, ranker)
@@ -260,7 +264,28 @@ def _answer_part(
         worked_out = difference(part, table, first.unit.row)
     elif first.unit.kind == "sentence":
         worked_out = sentence_difference(part, first.unit.text)
-    return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units), difference=worked_out)
+    return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units), worked_out=worked_out)
+
+
+def _total_answer(
+    part: Part, candidates: Sequence[Scored], ranked: Sequence[Scored], units: Sequence[Unit], ranker: AnswerRanker
+) -> PartAnswer | None:
+    """For a part asking for a total ("... A, B and C in total?"): the best-ranked table row above
+    the threshold, when its table gives the total of what the part names (totals.py), with the
+    other rows summed written beside it. Ahead of the one-candidate choice: a sentence or row
+    holding one of the items is not the total, and one naming all of them (a chart's title) gives
+    no number."""
+    if not asks_total(part.text):
+        return None
+    row = next((s for s in candidates if s.unit.row is not None), None)
+    if row is None or row.score < ranker.threshold:
+        return None
+    q = row.unit.quote
+    table = [u.row for u in units if u.quote is q and u.row is not None]
+    found = total(part, table, row.unit.row, " ".join(filter(None, (q.caption, q.text, q.ocr_text))))
+    if found is None:
+        return None
+    return PartAnswer(part, row, tuple(ranked), compared=found.rows, worked_out=found)
 
 
 def _placed(

@@ -19,6 +19,7 @@ from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.relevance import Relevance
 from interleaf.generate.sentences import keep_together
 from interleaf.generate.table_cells import Difference, cell_sentence, with_legend
+from interleaf.generate.totals import Total
 
 # More sentences from an answering quote: those answering the same part and scoring at least this
 # share of its best, at most this many. Set by reading before the relevance test existed, on qa_dev
@@ -90,7 +91,7 @@ def write(
             text = group[0].unit.quote.modality == "text"
             also = [] if text else _same_row(answer, answers)
             covered.update(id(p) for p in also)
-            lines = _text_lines(group, figures, answer.difference) if text else [_image_line(answer, units, also)]
+            lines = _text_lines(group, figures, answer.worked_out) if text else [_image_line(answer, units, also)]
             if not text and lines[0] in written:
                 continue
             written.update(lines)
@@ -105,7 +106,7 @@ def write(
 
 
 def _text_lines(
-    group: list[Scored], figures: dict[tuple[str, str], ContextQuote], worked_out: Difference | None = None
+    group: list[Scored], figures: dict[tuple[str, str], ContextQuote], worked_out: Difference | Total | None = None
 ) -> list[str]:
     """Each sentence cited `[i]`; a sentence naming a figure or table of the context ("as Figure 2
     shows") has that image placed right after it. `worked_out`: the difference the first sentence's
@@ -115,7 +116,7 @@ def _text_lines(
     for s in group:
         body, end = _split_end(s.unit.text)
         if s is group[0]:
-            body = _with_difference(body, worked_out)
+            body = _with_worked_out(body, worked_out)
         named = [figures.get((q.doc_id, fold(m.group(0)))) for m in LABEL.finditer(s.unit.text)]
         marks = "".join(f" ![{image_alt(i)}](image{i.number})" for i in dict.fromkeys(n for n in named if n))
         out.append(f"{body} [{q.number}]{end}{marks}")
@@ -127,7 +128,7 @@ def _same_row(answer: PartAnswer, answers: Sequence[PartAnswer]) -> list[Part]:
     works out or ranks it)."""
 
     def plain(a: PartAnswer) -> bool:
-        return a.chosen is not None and a.chosen.unit.row is not None and not (a.compared or a.difference or a.extreme)
+        return a.chosen is not None and a.chosen.unit.row is not None and not (a.compared or a.worked_out or a.extreme)
 
     if answer.chosen is None or not plain(answer):
         return []
@@ -146,7 +147,7 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
     if chosen.unit.row is not None:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
-        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.difference, also)
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.worked_out, also)
         sentence += f", {answer.extreme}" if answer.extreme else ""
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
         body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
@@ -156,12 +157,12 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
         body, end = _split_end(f"{_split_end(escape_marks(named))[0]} — its labels read “{chosen.unit.text}”")
     else:  # a sentence of a figure's description or of text columns read from an image
         body, end = _split_end(chosen.unit.text)
-        body = _with_difference(body, answer.difference)
+        body = _with_worked_out(body, answer.worked_out)
     # one sentence: the full stops of "Inf. F1-score" must not end it before the image
     return f"{keep_together(body)}{end}{image}"
 
 
-def _with_difference(body: str, worked_out: Difference | None) -> str:
+def _with_worked_out(body: str, worked_out: Difference | Total | None) -> str:
     """A sentence with the difference its two values make written at its end
     (table_cells.sentence_difference), as a table row's is: the short answer gives it, so the
     answer states it beside the values it comes from."""

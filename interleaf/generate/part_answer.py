@@ -15,6 +15,7 @@ from interleaf.generate.offline_units import Unit, caption_of, where
 from interleaf.generate.relevance import Evidence
 from interleaf.generate.sentences import TableRow
 from interleaf.generate.table_cells import Difference
+from interleaf.generate.totals import Total
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,9 @@ class PartAnswer:
     compared: tuple[TableRow, ...] = ()  # rows written beside the chosen one: the other side of a comparison
     labels_only: bool = False  # answered by a figure's labels: written as the figure, the labels quoted
     extreme: str = ""  # "the highest of the table's rows": the chosen row is the extreme a superlative asks for
-    # "how much higher ... than ...": the difference worked out from the chosen row's table, written
-    # in the answer and given as its short answer
-    difference: Difference | None = None
+    # "how much higher ... than ...", "... in total?": the difference or the sum worked out from the
+    # chosen row's table (or a sentence's two shares), written in the answer and given as its short answer
+    worked_out: Difference | Total | None = None
 
 
 def evidence_of(unit: Unit, units: Sequence[Unit]) -> Evidence:

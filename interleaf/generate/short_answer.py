@@ -21,6 +21,7 @@ from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
 from interleaf.generate.table_cells import Difference, asked_columns, label_columns, row_label, without_remark
+from interleaf.generate.totals import Total
 
 NOT_ANSWERABLE = "Not answerable"
 # the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
@@ -64,7 +65,7 @@ class _Chosen(Protocol):
 class _Answered(Protocol):
     part: Part
     chosen: _Chosen | None
-    difference: Difference | None  # the difference the answer works out, when the part asks one
+    worked_out: Difference | Total | None  # the difference or sum the answer works out, when the part asks one
 
 
 def offline_short_answer(question: str, answers: Sequence[_Answered], units: Sequence[Unit]) -> str:
@@ -76,7 +77,7 @@ def offline_short_answer(question: str, answers: Sequence[_Answered], units: Seq
         value
         for a in answers
         if a.chosen is not None
-        and (value := a.difference.value if a.difference else _value_of(a.part, a.chosen.unit, units, question))
+        and (value := a.worked_out.value if a.worked_out else _value_of(a.part, a.chosen.unit, units, question))
     ]
     values = list(dict.fromkeys(in_asked_form(question, v) for v in values))
     if not values:

@@ -18,12 +18,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from interleaf.evidence import fold
 from interleaf.expand.rules import BETWEEN
 from interleaf.generate.asking import Part
 from interleaf.generate.relevance import holds, tokens
 from interleaf.generate.sentences import TableRow, content_words, numbers_in
+
+if TYPE_CHECKING:  # totals.py reads this module's cells
+    from interleaf.generate.totals import Total
 
 _MEASUREMENT = re.compile(r"\d[.,]\d|\d\s?%|^\s*[-−–]?\d+(?:\.\d+)?[eE][-+]?\d+\s*$")
 _EMPTY = frozenset({"", "-", "–", "—"})
@@ -262,7 +266,7 @@ def cell_sentence(
     chosen: TableRow,
     part: Part,
     compared: Sequence[TableRow] = (),
-    worked_out: Difference | None = None,
+    worked_out: Difference | Total | None = None,
     also: Sequence[Part] = (),
 ) -> str:
     """One sentence: where, the value(s) asked for with their column, the row(s) they belong to and,
