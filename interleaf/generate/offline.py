@@ -50,6 +50,7 @@ from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.sentences import numbers_in
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
+from interleaf.generate.step_count import step_answer
 from interleaf.generate.table_cells import difference, label_chars_stated, sentence_difference
 from interleaf.generate.totals import asks_total, total
 from interleaf.structure.pages import float_on_named_page
@@ -132,6 +133,8 @@ class OfflineGenerator:
         if request.counted:  # "how many figures are there in the report?": counted over it, not ranked
             markdown, count = count_answer(request)
             return Composed(markdown, True, short_answer=count)
+        if stepped := step_answer(request.question, request.quotes):  # "how many steps ... to X?"
+            return Composed(stepped[0], True, short_answer=stepped[1])
         missing_float = _float_missing(request)
         if missing_float:
             return Composed(abstention(request.question, missing_float), False, missing_float, NOT_ANSWERABLE)

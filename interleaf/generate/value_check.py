@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from interleaf.generate.procedures import steps_held
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
 from interleaf.generate.table_cells import WORKED_OUT, label_columns, printed_value
@@ -39,6 +40,8 @@ _COUNT = re.compile(
 def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
     """True: some place of the quote states `number` under the claim's labels; False: it states it,
     but never so; None: the quote states it nowhere (or only in a caption or label)."""
+    if steps_held(claim, number, quote):  # "To clean the filter takes 3 numbered steps"
+        return True
     claim_words = set(content_words(claim))
     spaced = " ".join(claim.split())
     for text in (quote.ocr_text, quote.vlm_text, quote.text):
