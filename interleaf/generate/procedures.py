@@ -1,5 +1,5 @@
-"""A document's numbered procedures: a lead that says what it does, ending in a colon ("To clean
-the filter:"), then lines numbered 1., 2., 3. ...; its steps are the numbers that follow the lead in
+"""A document's numbered procedures: a lead that says what it does, ending in a colon ("To descale
+the kettle:"), then lines numbered 1., 2., 3. ...; its steps are the numbers that follow the lead in
 order, up to the next lead (a line between them continues a step, or is a label of the picture
 beside it). Read by step_count.py (how many steps a procedure takes) and value_check.py (a sentence
 stating that count is backed by the quote that numbers the steps)."""
@@ -14,13 +14,13 @@ from interleaf.generate.sentences import content_words
 
 _LEAD = re.compile(r"^\s*(To\s+[^:\n]{2,80}?)\s*:")
 _STEP = re.compile(r"^\s*(\d{1,2})\.\s+\S")
-# how an answer states a procedure's count: "To clean the filter takes 3 numbered steps"
+# how an answer states a procedure's count: "To descale the kettle takes 3 numbered steps"
 STEPS_STATED = re.compile(r"\b(To\s+.{2,80}?)\s+takes\s+(\d{1,2})\s+numbered\s+steps?\b", re.I)
 
 
 @dataclass(frozen=True)
 class Procedure:
-    lead: str  # "To clean the filter"
+    lead: str  # "To descale the kettle"
     steps: int
     quote: ContextQuote
 
@@ -47,7 +47,7 @@ def procedures(quote: ContextQuote) -> list[Procedure]:
 
 def steps_held(claim: str, number: str, quote: ContextQuote) -> bool:
     """The claim states `number` as the step count of a procedure the quote numbers so, under the
-    same lead ("To clean the filter takes 3 numbered steps" of a quote numbering its steps 1 to 3)."""
+    same lead ("To descale the kettle takes 3 numbered steps" of a quote numbering its steps 1 to 3)."""
     for m in STEPS_STATED.finditer(claim):
         if m.group(2) == number:
             said = set(content_words(m.group(1)))

@@ -1,10 +1,9 @@
 """Questions that count the steps of a procedure the document numbers: "How many steps are needed to
-clean the filter?", "Which has more steps, to clean the filter or to empty the tray?".
+descale the kettle?", "Which has more steps, to descale the kettle or to fit the spout?".
 
-A procedure (procedures.py: "To clean the filter:" and the lines numbered 1., 2., ... after it)
-answers a question when every content word of its lead is one of the question's: "to remove the
-filter" is not "to replace the filter". Read from the context's quotes, best-ranked
-first; the answer names the procedure with its step count and the page, and cites it.
+A procedure (procedures.py: "To descale the kettle:" and the lines numbered 1., 2., ... after it)
+answers a question when every content word of its lead is one of the question's: "to empty the
+kettle" is not "to descale the kettle". Read from the context's quotes, best-ranked first; the answer names the procedure with its step count and the page, and cites it.
 
 Guidebooks and manuals number their procedures so, and a ranked sentence gives one step, never
 their count. Worth, on the dev half: two more answerable questions right (a procedure's step count,

@@ -13,8 +13,8 @@ Each cell must print one plain number (a signed change or a range is not summed)
 the total with the cells it adds ("in total 41 (24 + 12 + 5)"), which value_check.py reads as
 worked out, not quoted. Worth, on the dev half: two more answerable questions right (a total over
 three named rows of a chart, one over two columns of a statistics table); the corpus dev sets'
-answers do not move ("at what total number of documents" asked no sum: a bare "total" is not read
-as one).
+answers do not move (a bare "total" read as asking for a sum added up two columns of a corpus
+question that asked for a quantity the document prints: it is not read as one).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from interleaf.generate.sentences import TableRow, content_words, numbers_in
 from interleaf.generate.table_cells import PRINTED_NUMBER, asked_columns, label_columns, printed_value, row_label
 
 # "in total", "the sum of", "combined", "altogether": a part asking for a sum. "Total" as a word
-# ("what is the total current assets?", "at what total number of documents ...?") names a
+# ("what is the total current assets?", "at what total number of samples ...?") names a
 # quantity the document prints, not a sum to work out.
 _TOTAL = re.compile(r"\bin\s+total\b|\b(?:the\s+)?sum\s+of\b|\bcombined\b|\baltogether\b|\badd(?:ed)?\s+up\b", re.I)
 _SIGNED = re.compile(r"[-−–+]\s*\d")
@@ -101,7 +101,7 @@ def _named_rows(part: Part, rows: Sequence[TableRow], labels: list[int], printed
 def _named_columns(part: Part, row: TableRow, labels: list[int]) -> list[int]:
     """The row's value columns whose header holds a word of the part's names that two or more, but
     not all, of its value columns' headers hold ("Kestrel" of "Kestrel-small", "Kestrel-large"; a
-    common word shared by two headers, "MAUVE" of "Fluency MAUVE" and "Coherence MAUVE", names no
+    common word shared by two headers, "Score" of "Speed Score" and "Cost Score", names no
     items to add up)."""
     values = [j for j in range(len(row.cells)) if j not in labels and numbers_in(row.cells[j])]
     headers = {j: set(content_words(row.header[j] if j < len(row.header) else "")) for j in values}
