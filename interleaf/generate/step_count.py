@@ -3,7 +3,8 @@ descale the kettle?", "Which has more steps, to descale the kettle or to fit the
 
 A procedure (procedures.py: "To descale the kettle:" and the lines numbered 1., 2., ... after it)
 answers a question when every content word of its lead is one of the question's: "to empty the
-kettle" is not "to descale the kettle". Read from the context's quotes, best-ranked first; the answer names the procedure with its step count and the page, and cites it.
+kettle" is not "to descale the kettle". Read from the context's quotes, best-ranked first; the
+answer names the procedure with its step count and the page, and cites it.
 
 Guidebooks and manuals number their procedures so, and a ranked sentence gives one step, never
 their count. Worth, on the dev half: two more answerable questions right (a procedure's step count,
