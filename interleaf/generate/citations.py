@@ -32,7 +32,7 @@ from interleaf.generate.sentences import (
     split_sentences,
     strip_marks,
 )
-from interleaf.generate.value_check import number_held, numbers_unheld, stated_numbers
+from interleaf.generate.value_check import checked_words, number_held, numbers_unheld, stated_numbers
 
 __all__ = [
     "CitationMark",
@@ -355,7 +355,7 @@ def _judge(
     """`labelled`: the claim with the other form of the abbreviations it uses, what value_check
     reads a number's labels from."""
     numbers = stated_numbers(claim)  # "Table 2"'s 2 is where, not what, the sentence says
-    words = set(content_words(claim))
+    words = set(content_words(checked_words(claim)))  # a count in plain sight: its labels
     unique = list({q.quote_id: q for q in quoted}.values())
     need = MIN_COVERAGE if len(unique) == 1 else MIN_COVERAGE_SHARED
 

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from interleaf.expand.instructions import without_instructions
 from interleaf.generate.citations import image_alt
+from interleaf.generate.part_count import PARTS, numbered_parts, parts_asked
 from interleaf.generate.protocol import AnswerRequest
 from interleaf.kinds import modality_of
 from interleaf.structure.references import label_line
@@ -161,9 +162,10 @@ def counted_items(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[str
     """question_id -> ("Table 3", quote id) for each item the document numbers, for each question of
     (question_id, question, doc_ids) that counts a family of items over one whole document."""
     counting = {qid: (a, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (a := count_asked(text))}
-    if not counting:
+    parts = {qid: (w, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (w := parts_asked(text))}
+    if not counting and not parts:
         return {}
-    doc_ids = sorted({doc for _, doc in counting.values()})
+    doc_ids = sorted({doc for _, doc in [*counting.values(), *parts.values()]})
     cols = ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption"]
     own = quotes.select(cols).filter(pc.is_in(quotes.column("doc_id"), value_set=pa.array(doc_ids, pa.string())))
     by_doc: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
@@ -174,6 +176,9 @@ def counted_items(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[str
         items = numbered_items(by_doc[doc], a)
         if items:
             out[qid] = tuple((label_text(label), quote_id) for label, quote_id in items)
+    for qid, (word, doc) in parts.items():  # appendices, chapters: part_count.py
+        if labelled := numbered_parts(by_doc[doc], word):
+            out[qid] = tuple(labelled)
     return out
 
 
@@ -183,11 +188,17 @@ def count_answer(request: AnswerRequest) -> tuple[str, str]:
     each item cited (a table or figure placed after the sentence); past `SHOWN` items, the first
     and the last."""
     by_id = {q.quote_id: q for q in request.quotes}
-    items = [(label, by_id[quote_id]) for label, quote_id in request.counted]
+    items = [(label, by_id[quote_id]) for label, quote_id in request.counted if label]
+    # a quote listing them all (a contents page: part_count.py), cited for the count
+    listing = "".join(f" [{by_id[quote_id].number}]" for label, quote_id in request.counted if not label)
     family = items[0][0].split()[0].lower()
-    noun = family if len(items) == 1 else f"{family}s"
+    noun = family if len(items) == 1 else next((p for p, w in PARTS.items() if w.lower() == family), f"{family}s")
     named = items if len(items) <= SHOWN else [items[0], items[-1]]
-    cited = [f"{label} (page {q.page_idx + 1}){f' [{q.number}]' if q.modality == 'text' else ''}" for label, q in named]
+    first = {q.number: label for label, q in reversed(named) if q.modality == "text"}  # each quote cited once
+    cited = [
+        f"{label} (page {q.page_idx + 1}){f' [{q.number}]' if first.get(q.number) == label else ''}"
+        for label, q in named
+    ]
     if len(items) > SHOWN:
         listed = f", from {cited[0]} to {cited[1]}"
     elif len(cited) == 1:
@@ -201,4 +212,4 @@ def count_answer(request: AnswerRequest) -> tuple[str, str]:
     if asked is not None and asked.term:
         verb = "prints" if len(items) == 1 else "print"
         return f"{len(items)} {noun} of the document {verb} “{asked.term}”{listed}.{placed}", str(len(items))
-    return f"The document numbers {len(items)} {noun}{listed}.{placed}", str(len(items))
+    return f"The document numbers {len(items)} {noun}{listing}{listed}.{placed}", str(len(items))

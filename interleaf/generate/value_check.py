@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from interleaf.generate.part_count import counts_in_plain_sight
 from interleaf.generate.procedures import steps_held
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
@@ -32,6 +33,7 @@ _CLAUSE = re.compile(r"[;:]|,\s+(?=[A-Za-z])|\s+(?:and|while|whereas|but)\s+")
 MIN_SHARED = 0.5  # of the clause's words, in the quote's sentence that states the number
 # "8 figures": a count of numbered items (item_count.py), no value any quote states
 # (tables and figures only: "800 samples" is no count of numbered items)
+_PAGE_GIVEN = re.compile(r"\(pages?\s+\d+(?:\s*[-–]\s*\d+)?\)", re.I)  # "(page 7)": where an item is
 _COUNT = re.compile(
     rf"(?<![\d.,])(\d+)\s+(?:{'|'.join(w for f in ('figure', 'table') for w in FAMILY_WORDS[f])})\b", re.I
 )
@@ -80,12 +82,24 @@ def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
     return any(len(known & set(content_words(s))) >= MIN_SHARED * len(known) for s in sentences)
 
 
+def checked_words(claim: str) -> str:
+    """The claim as its words are checked against its quotes: a count it states in plain sight ("The
+    document numbers 5 appendices: Appendix A (page 7), ..., Appendix E (page 17)") is backed by the
+    labels it lists, each of its quote; the words framing the count, up to the count's noun, and the
+    pages it gives are the answer's own, printed by no quote. Any other claim as it is."""
+    counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)] + counts_in_plain_sight(claim)
+    if not counts:
+        return claim
+    return _PAGE_GIVEN.sub(" ", claim[max(m.end() for m in counts) :])
+
+
 def stated_numbers(claim: str) -> list[str]:
     """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")
     and a difference it works out in plain sight ("14.7 (63.4 − 48.7)": the two it comes from are
     the values to check)."""
     # "8 figures, from Figure 1 to Figure 8": the count in plain sight as the last label it names
     counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)]
+    counts = sorted([*counts, *counts_in_plain_sight(claim)], key=lambda m: m.start(1))  # "5 appendices: ..."
     for m in reversed(counts):
         claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
