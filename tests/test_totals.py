@@ -82,3 +82,41 @@ def test_a_total_over_the_rows_the_question_names(question_counts: ContextQuote)
     three = "How many test questions do Natural Questions, TriviaQA and BioASQ have in total?"
     missing = _answer(three, question_counts)
     assert "in total" not in missing.markdown, missing.markdown
+
+
+@pytest.fixture(scope="module")
+def retrieval_accuracy() -> ContextQuote:
+    """DPR's Table 2 (page 5): Top-20 and Top-100 accuracy on five datasets, a row per retriever."""
+    lines = _lines("corpus/docs/dpr-emnlp2020.pdf", 4, "Training", 75)
+    datasets = lines[4:9]
+    header = "| Training | Retriever | " + " | ".join(f"{k} · {d}" for k in lines[2:4] for d in datasets) + " |"
+    rows: list[list[str]] = []
+    labels: list[str] = []
+    values: list[str] = []
+    for token in lines[14:]:
+        if token.startswith("Table 2"):
+            break
+        if token.replace(".", "").isdigit():
+            values.append(token)
+        else:
+            labels.append(token)
+        if len(values) == 10:  # a row: its training (blank under the one above) and retriever, then ten values
+            rows.append([*([""] * (2 - len(labels))), *labels, *values])
+            labels, values = [], []
+    body = ["| " + " | ".join(r) + " |" for r in rows]
+    table = [header, "|" + "---|" * 12, *body]
+    assert len(rows) == 5 and all(len(r) == 12 for r in rows), rows
+    return _described_table("dpr-emnlp2020.pdf", 4, lines[-3], table)
+
+
+def test_a_total_over_the_columns_the_question_names_apart(retrieval_accuracy: ContextQuote) -> None:
+    question = "What is the Top-20 accuracy of BM25 on NQ and TriviaQA combined?"
+    a = _answer(question, retrieval_accuracy)
+    # the cells written are the cells added: Top-20 of each, never Top-100 of NQ, which also names NQ
+    assert "Top-20 · NQ 59.1; Top-20 · TriviaQA 66.9 for None, BM25, in total 126.0 (59.1 + 66.9)" in a.markdown, (
+        a.markdown
+    )
+    _supported(a, retrieval_accuracy, question)
+    # one of the two named has no column: nothing added up
+    b = _answer("What is the Top-20 accuracy of BM25 on NQ and BioASQ combined?", retrieval_accuracy)
+    assert "in total" not in b.markdown and "59.1" in b.markdown, b.markdown

@@ -7,8 +7,8 @@ What is summed is what the question names, each item once:
   two of them, a summary line, is none of the items); every other name of the question is printed
   elsewhere by the table's quote (its caption, a column header, a chart's title: what is counted),
   so no named item the quote lacks is left out of the sum;
-- columns: the chosen row's value columns whose header holds a word of the question's names that
-  two or more, but not all, of the value columns hold (a group the question names by a shared name).
+- columns: the chosen row's columns the answer writes, two or more but not all of them, each under a
+  header holding one of the question's names (a group named by a shared name, or items named apart).
 Each cell must print one plain number (a signed change or a range is not summed); the answer writes
 the total with the cells it adds ("in total 41 (24 + 12 + 5)"), which value_check.py reads as
 worked out, not quoted. Worth, on the dev half: two more answerable questions right (a total over
@@ -27,7 +27,7 @@ from decimal import Decimal
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_scoring import sums_up
 from interleaf.generate.relevance import holds
-from interleaf.generate.sentences import TableRow, content_words, numbers_in
+from interleaf.generate.sentences import TableRow, numbers_in
 from interleaf.generate.table_cells import PRINTED_NUMBER, asked_columns, label_columns, printed_value, row_label
 
 # "in total", "the sum of", "combined", "altogether": a part asking for a sum. "Total" as a word
@@ -76,7 +76,7 @@ def total(part: Part, rows: Sequence[TableRow], chosen: TableRow, printed: str =
         others = tuple(r for r in named if r is not chosen)
         cells = [r.cells[columns[0]] if columns[0] < len(r.cells) else "" for r in (chosen, *others)]
         return _summed(cells, others)  # in the order the answer writes the rows
-    columns = _named_columns(part, chosen, labels)
+    columns = _named_columns(part, rows, chosen, labels)
     return _summed([chosen.cells[j] for j in columns], ()) if len(columns) >= 2 else None
 
 
@@ -98,19 +98,18 @@ def _named_rows(part: Part, rows: Sequence[TableRow], labels: list[int], printed
     return [found[0] for found in by_name.values()]
 
 
-def _named_columns(part: Part, row: TableRow, labels: list[int]) -> list[int]:
-    """The row's value columns whose header holds a word of the part's names that two or more, but
-    not all, of its value columns' headers hold ("Kestrel" of "Kestrel-small", "Kestrel-large"; a
-    common word shared by two headers, "Score" of "Speed Score" and "Cost Score", names no
-    items to add up)."""
+def _named_columns(part: Part, rows: Sequence[TableRow], row: TableRow, labels: list[int]) -> list[int]:
+    """The columns the answer writes for the row (table_cells.asked_columns), when there are two or
+    more, not every value column of the row, and each one's header holds one of the part's names:
+    "Kestrel" of "Kestrel-small" and "Kestrel-large", or "Okapi" and "Vireo" of "Top-5 · Okapi" and
+    "Top-5 · Vireo" (the cells added are the cells written, never another "Okapi" column)."""
     values = [j for j in range(len(row.cells)) if j not in labels and numbers_in(row.cells[j])]
-    headers = {j: set(content_words(row.header[j] if j < len(row.header) else "")) for j in values}
-    named = [w for a in part.anchors if a.kind == "name" for w in content_words(a.text)]
-    for word in dict.fromkeys(named):
-        having = [j for j in values if word in headers[j]]
-        if 2 <= len(having) < len(values):
-            return having
-    return []
+    columns = asked_columns(rows, row, part, labels)
+    names = [a for a in part.anchors if a.kind == "name"]
+    if not 2 <= len(columns) < len(values):
+        return []
+    headers = [row.header[j] if j < len(row.header) else "" for j in columns]
+    return columns if all(any(holds(a, h) for a in names) for h in headers) else []
 
 
 def _summed(cells: Sequence[str], rows: tuple[TableRow, ...]) -> Total | None:
