@@ -71,3 +71,19 @@ def test_the_count_of_appendices_is_answered_and_backed(blocks: list[dict[str, A
     assert a.short_answer == "5"
     checked = check_answer(a.markdown, quotes, question=question)
     assert checked.sentences and all(s.supported for s in checked.sentences), checked.sentences
+
+
+def test_parts_are_listed_in_their_numbering_order() -> None:
+    # the corpus redpaper's chapters, each page read bottom-up (the parser read its
+    # contents page out of order): the answer lists them as the document numbers them
+    path = BENCH.parent.parent / "corpus" / "docs" / "ibm-redpaper-rcac.pdf"
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    with pymupdf.open(path) as document:
+        rows = [
+            {"quote_id": f"p{p.number}b{i}", "page_idx": p.number, "layout_idx": -i, "kind": "text", "text": b[4]}
+            for p in document
+            for i, b in enumerate(p.get_text("blocks"))
+        ]
+    labels = [label for label, _ in numbered_parts(rows, "Chapter") if label]
+    assert labels == ["Chapter 1", "Chapter 2", "Chapter 3", "Chapter 4"], labels

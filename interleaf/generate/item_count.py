@@ -194,7 +194,9 @@ def count_answer(request: AnswerRequest) -> tuple[str, str]:
     family = items[0][0].split()[0].lower()
     noun = family if len(items) == 1 else next((p for p, w in PARTS.items() if w.lower() == family), f"{family}s")
     named = items if len(items) <= SHOWN else [items[0], items[-1]]
-    first = {q.number: label for label, q in reversed(named) if q.modality == "text"}  # each quote cited once
+    # each quote cited once: a contents quote cited for the count is not cited again for an item
+    lists = {by_id[quote_id].number for label, quote_id in request.counted if not label}
+    first = {q.number: label for label, q in reversed(named) if q.modality == "text" and q.number not in lists}
     cited = [
         f"{label} (page {q.page_idx + 1}){f' [{q.number}]' if first.get(q.number) == label else ''}"
         for label, q in named

@@ -71,7 +71,24 @@ def numbered_parts(rows: Iterable[Mapping[str, Any]], word: str) -> list[tuple[s
                 if r["kind"] in _HEADINGS:
                     headed.setdefault(label, r["quote_id"])
     contents = [("", q) for q, n in listing.items() if n >= 2][:1]
-    return [(label, headed.get(label, quote_id)) for label, quote_id in found.items()] + contents
+    marks = [label.split()[-1] for label in found]
+    roman = any(len(m) > 1 and set(m) <= set(_ROMAN) for m in marks)  # "II" makes "I" a roman one
+    ordered = sorted(found, key=lambda label: _label_order(label.split()[-1], roman))
+    return [(label, headed.get(label, found[label])) for label in ordered] + contents
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10}
+
+
+def _label_order(mark: str, roman: bool) -> tuple[int, int | str]:
+    """The order the document numbers its parts in, whatever order they are read in: "B" after "A",
+    "10" after "9", "IV" after "III" (where the labels are roman numbers)."""
+    if mark.isdigit():
+        return (0, int(mark))
+    if roman and set(mark) <= set(_ROMAN):
+        values = [_ROMAN[c] for c in mark]
+        return (1, sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values)))
+    return (2, mark)
 
 
 # how an answer states the count: "5 appendices: Appendix A (page 3), ..., Appendix E (page 40)"
