@@ -13,8 +13,11 @@ answered is an abstention (`answerable` false). A table row is written as the ce
 (table_cells.py); a figure is answered from its caption, its VLM-text or a sentence of the document
 that names it, never from its OCR labels alone, and placed right after that sentence. More
 sentences of an answering quote are added only when they answer the same part (quote-selection F1
-rewards citing few quotes, and a sentence that answers no part is not written). This module
-chooses; offline_writing.py writes what it chose.
+rewards citing few quotes, and a sentence that answers no part is not written). What a question
+asks to be worked out is answered apart: a count of the document's tables, figures or parts
+(item_count.py, part_count.py), of a procedure's steps (step_count.py), a total (totals.py). This
+module chooses (which row of a chosen table answers: row_choice.py); offline_writing.py writes what
+it chose.
 """
 
 from __future__ import annotations
@@ -36,22 +39,18 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.item_count import count_answer
 from interleaf.generate.offline_scoring import (
     Scored,
-    compared_group,
-    extreme_row_ids,
     score_units,
-    sums_up,
-    superlative,
 )
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode, relevance_order
 from interleaf.generate.relevance import Relevance, gives_value, names_float
-from interleaf.generate.sentences import numbers_in
+from interleaf.generate.row_choice import extreme_instead, extreme_note, named_row_instead, row_instead
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.step_count import step_answer
-from interleaf.generate.table_cells import difference, label_chars_stated, sentence_difference
+from interleaf.generate.table_cells import difference, sentence_difference
 from interleaf.generate.totals import asks_total, total
 from interleaf.structure.pages import float_on_named_page
 
@@ -259,15 +258,15 @@ def _answer_part(
         return PartAnswer(part, None, ranked, relevance.reason(part, findings))
     if first.unit.kind == "ocr":
         return PartAnswer(part, first, ranked, labels_only=True)
-    first = _row_instead(first, part, ranked, units, relevance)
-    first = _extreme_instead(_named_row_instead(first, part, ranked, units), part, ranked, units, relevance)
+    first = row_instead(first, part, ranked, units, relevance)
+    first = extreme_instead(named_row_instead(first, part, ranked, units), part, ranked, units, relevance)
     worked_out = None
     if first.unit.row is not None:
         table = [u.row for u in units if u.quote is first.unit.quote and u.row is not None]
         worked_out = difference(part, table, first.unit.row)
     elif first.unit.kind == "sentence":
         worked_out = sentence_difference(part, first.unit.text)
-    return PartAnswer(part, first, ranked, extreme=_extreme_note(first, part, units), worked_out=worked_out)
+    return PartAnswer(part, first, ranked, extreme=extreme_note(first, part, units), worked_out=worked_out)
 
 
 def _total_answer(
@@ -342,31 +341,6 @@ def _placed(
 _NUMBERED_LABEL = re.compile(r"\s(?:\d+[A-Za-z]?|[IVX]+[A-D]?)$")
 
 
-def _extreme_note(chosen: Scored, part: Part, units: Sequence[Unit]) -> str:
-    """What a superlative's answer was compared over: "the highest of the table's rows" (no count: a
-    number the quote does not print would be a claim its citation does not back)."""
-    if chosen.unit.row is None:
-        return ""
-    table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]
-    word = superlative(part.text)
-    if not word or id(chosen.unit) not in extreme_row_ids(part.text, table):
-        return ""
-    group = compared_group(part.text, table)
-    return f"the {word.casefold()} of the table's {f'{group} ' if group else ''}rows"
-
-
-def _row_instead(
-    chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
-) -> Scored:
-    """A table's caption says what the table is about, its rows what it holds: where a row of the
-    same table answers the part too ("which variant has the lowest error in Table 6"), the
-    best-ranked such row."""
-    if chosen.unit.kind != "caption" or not any(u.quote is chosen.unit.quote and u.row for u in units):
-        return chosen
-    same_table = (s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None)
-    return next((s for s in same_table if relevance.check(part, evidence_of(s.unit, units)).ok), chosen)
-
-
 def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored | None:
     """For a part that asks about a table or figure it names and nothing narrower ("What does Table 2
     compare?"), that float's caption: it says what the float shows, whatever words the part uses."""
@@ -374,54 +348,3 @@ def _named_caption(part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) 
         return None
     captions = (s for s in ranked if s.unit.kind == "caption")
     return next((s for s in captions if names_float(part, evidence_of(s.unit, units))), None)
-
-
-def _named_row_instead(chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit]) -> Scored:
-    """The row whose label cells the question states most fully wins over the chosen row of its
-    table: "Okapi" names the Okapi row, not the "Okapi + Kestrel" one that holds the word too, and "Model-B
-    + Reflect" names the "Model-B + Reflect (ours)" row, not the "Model-B" one inside it."""
-    if chosen.unit.row is None:
-        return chosen
-    asked = fold(part.text)
-    same_table = [s for s in ranked if s.unit.quote is chosen.unit.quote and s.unit.row is not None]
-    named = {id(s): label_chars_stated(s.unit.row, asked) for s in same_table if s.unit.row is not None}
-    most = max(named.values(), default=0)
-    if named.get(id(chosen), 0) >= most:
-        return chosen
-    return next(s for s in same_table if named[id(s)] == most)
-
-
-def _total_or_printed(missing: str, totals: set[str], printed: str) -> bool:
-    """A number the row lacks is fine only as the total of the rows compared; a name, where the
-    table prints it."""
-    numbers = numbers_in(missing)
-    return set(numbers) <= totals if numbers else fold(missing) in printed
-
-
-def _extreme_instead(
-    chosen: Scored, part: Part, ranked: Sequence[Scored], units: Sequence[Unit], relevance: Relevance
-) -> Scored:
-    """For "which ... the highest ...", the row of the chosen row's table that holds the extreme.
-    A name the part gives that the row does not print may be printed elsewhere in its table: "which
-    group of members has the most responses" over rows "All members", "Charter members", "New members",
-    ... names what every row is of."""
-    if chosen.unit.row is None:
-        return chosen
-    table = [u for u in units if u.quote is chosen.unit.quote and u.row is not None]
-    top = extreme_row_ids(part.text, table)
-    if not top or id(chosen.unit) in top:
-        return chosen
-    quote = chosen.unit.quote
-    printed = fold(" ".join(filter(None, (quote.text, quote.caption, quote.ocr_text))))
-    # the numbers of the rows that sum up the others: "among the 900 members in all" names the whole
-    totals = {n for u in table if u.row is not None and sums_up(u.row) for n in numbers_in(" ".join(u.row.cells))}
-    for s in ranked:
-        if id(s.unit) not in top:
-            continue
-        finding = relevance.check(part, evidence_of(s.unit, units))
-        # a number the row lacks is a condition it fails ("(9 negatives)"), wherever else it is
-        # printed, but for the total of the rows compared
-        in_table = all(_total_or_printed(m, totals, printed) for m in finding.missing)
-        if finding.ok or (finding.missing and in_table):
-            return s
-    return chosen
