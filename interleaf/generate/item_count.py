@@ -189,14 +189,14 @@ def count_answer(request: AnswerRequest) -> tuple[str, str]:
     and the last."""
     by_id = {q.quote_id: q for q in request.quotes}
     items = [(label, by_id[quote_id]) for label, quote_id in request.counted if label]
-    # a quote listing them all (a contents page: part_count.py), cited for the count
-    listing = "".join(f" [{by_id[quote_id].number}]" for label, quote_id in request.counted if not label)
+    # a quote listing them all (a contents page: part_count.py), cited for the count, not for an item
+    contents = {by_id[quote_id].number for label, quote_id in request.counted if not label}
+    listing = "".join(f" [{n}]" for n in sorted(contents))
     family = items[0][0].split()[0].lower()
     noun = family if len(items) == 1 else next((p for p, w in PARTS.items() if w.lower() == family), f"{family}s")
     named = items if len(items) <= SHOWN else [items[0], items[-1]]
-    # each quote cited once: a contents quote cited for the count is not cited again for an item
-    lists = {by_id[quote_id].number for label, quote_id in request.counted if not label}
-    first = {q.number: label for label, q in reversed(named) if q.modality == "text" and q.number not in lists}
+    # each quote cited once, at the first item it names
+    first = {q.number: label for label, q in reversed(named) if q.modality == "text" and q.number not in contents}
     cited = [
         f"{label} (page {q.page_idx + 1}){f' [{q.number}]' if first.get(q.number) == label else ''}"
         for label, q in named

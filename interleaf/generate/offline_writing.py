@@ -109,8 +109,8 @@ def _text_lines(
     group: list[Scored], figures: dict[tuple[str, str], ContextQuote], worked_out: Difference | Total | None = None
 ) -> list[str]:
     """Each sentence cited `[i]`; a sentence naming a figure or table of the context ("as Figure 2
-    shows") has that image placed right after it. `worked_out`: the difference the first sentence's
-    two values make (table_cells.sentence_difference), written at its end as a table row's is."""
+    shows") has that image placed right after it. `worked_out`: what the first sentence's values
+    work out to (`_with_worked_out`), written at its end as a table row's is."""
     q = group[0].unit.quote
     out = []
     for s in group:
@@ -163,9 +163,9 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
 
 
 def _with_worked_out(body: str, worked_out: Difference | Total | None) -> str:
-    """A sentence with the difference its two values make written at its end
-    (table_cells.sentence_difference), as a table row's is: the short answer gives it, so the
-    answer states it beside the values it comes from."""
+    """A sentence with what its values work out to written at its end (a difference:
+    table_cells.sentence_difference; a total: totals.py), as a table row's is: the short answer
+    gives it, so the answer states it beside the values it comes from."""
     return f"{body}, {worked_out.written()}" if worked_out is not None else body
 
 

@@ -5,8 +5,8 @@ Kestrel datasets?" the sum of the item row's cells under the columns whose heade
 What is summed is what the question names, each item once:
 - rows: each of two or more of the question's names is held by exactly one row label (a row holding
   two of them, a summary line, is none of the items); every other name of the question is printed
-  elsewhere by the table's quote (its caption, a column header, a chart's title: what is counted),
-  so no named item the quote lacks is left out of the sum;
+  by the table's quote (its caption, a column header, a chart's title: what is counted), so no
+  named item the quote lacks is left out of the sum;
 - columns: the chosen row's columns the answer writes, two or more but not all of them, each under a
   header holding one of the question's names (a group named by a shared name, or items named apart).
 Each cell must print one plain number (a signed change or a range is not summed); the answer writes

@@ -33,16 +33,16 @@ _CLAUSE = re.compile(r"[;:]|,\s+(?=[A-Za-z])|\s+(?:and|while|whereas|but)\s+")
 MIN_SHARED = 0.5  # of the clause's words, in the quote's sentence that states the number
 # "8 figures": a count of numbered items (item_count.py), no value any quote states
 # (tables and figures only: "800 samples" is no count of numbered items)
-_PAGE_GIVEN = re.compile(r"\(pages?\s+\d+(?:\s*[-–]\s*\d+)?\)", re.I)  # "(page 7)": where an item is
 _COUNT = re.compile(
     rf"(?<![\d.,])(\d+)\s+(?:{'|'.join(w for f in ('figure', 'table') for w in FAMILY_WORDS[f])})\b", re.I
 )
+_PAGE_GIVEN = re.compile(r"\(pages?\s+\d+(?:\s*[-–]\s*\d+)?\)", re.I)  # "(page 7)": where an item is
 
 
 def number_held(claim: str, number: str, quote: ContextQuote) -> bool | None:
     """True: some place of the quote states `number` under the claim's labels; False: it states it,
     but never so; None: the quote states it nowhere (or only in a caption or label)."""
-    if steps_held(claim, number, quote):  # "To clean the filter takes 3 numbered steps"
+    if steps_held(claim, number, quote):  # "To descale the kettle takes 3 numbered steps"
         return True
     claim_words = set(content_words(claim))
     spaced = " ".join(claim.split())
@@ -87,20 +87,24 @@ def checked_words(claim: str) -> str:
     document numbers 5 appendices: Appendix A (page 7), ..., Appendix E (page 17)") is backed by the
     labels it lists, each of its quote; the words framing the count, up to the count's noun, and the
     pages it gives are the answer's own, printed by no quote. Any other claim as it is."""
-    counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)] + counts_in_plain_sight(claim)
+    counts = _plain_sight_counts(claim)
     if not counts:
         return claim
     return _PAGE_GIVEN.sub(" ", claim[max(m.end() for m in counts) :])
+
+
+def _plain_sight_counts(claim: str) -> list[re.Match[str]]:
+    """The counts the claim states in plain sight, in order: of tables or figures ("8 figures, from
+    Figure 1 to Figure 8"), of parts ("5 appendices: Appendix A, ..."; part_count.py)."""
+    counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)]
+    return sorted([*counts, *counts_in_plain_sight(claim)], key=lambda m: m.start(1))
 
 
 def stated_numbers(claim: str) -> list[str]:
     """The values a claim states: its numbers but those of the places it names ("Table 2", "page 5")
     and a difference it works out in plain sight ("14.7 (63.4 − 48.7)": the two it comes from are
     the values to check)."""
-    # "8 figures, from Figure 1 to Figure 8": the count in plain sight as the last label it names
-    counts = [m for m in _COUNT.finditer(claim) if _in_plain_sight(claim, m)]
-    counts = sorted([*counts, *counts_in_plain_sight(claim)], key=lambda m: m.start(1))  # "5 appendices: ..."
-    for m in reversed(counts):
+    for m in reversed(_plain_sight_counts(claim)):  # the count shown by the labels it lists
         claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
     for m in WORKED_OUT.finditer(claim):  # "a difference of 14.7 (63.4 − 48.7)"
