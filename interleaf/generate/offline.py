@@ -44,6 +44,7 @@ from interleaf.generate.offline_scoring import (
 from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
+from interleaf.generate.part_titles import titles_answer
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode, relevance_order
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.row_choice import extreme_instead, extreme_note, named_row_instead, row_instead
@@ -132,6 +133,9 @@ class OfflineGenerator:
         if request.counted:  # "how many figures are there in the report?": counted over it, not ranked
             markdown, count = count_answer(request)
             return Composed(markdown, True, short_answer=count)
+        if request.named_parts:  # "what are the names of Unit 1 and Unit 2?": read where each is named
+            markdown, titles = titles_answer(request)
+            return Composed(markdown, True, short_answer=titles)
         if stepped := step_answer(request.question, request.quotes):  # "how many steps ... to X?"
             return Composed(stepped[0], True, short_answer=stepped[1])
         missing_float = _float_missing(request)

@@ -70,6 +70,10 @@ class AnswerRequest:
     # a question counting its document's tables (figures): ("Table 3", quote id) for each one the
     # document numbers, those quotes in `quotes` (item_count.py); empty for any other question
     counted: tuple[tuple[str, str], ...] = ()
+    # a question asking what its document's numbered parts are called ("the names of Unit 1 and
+    # Unit 2"): ("Unit 1", quote id) of the quote naming each, those quotes in `quotes`
+    # (part_titles.py); empty for any other question
+    named_parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
