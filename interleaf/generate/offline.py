@@ -47,6 +47,7 @@ from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evi
 from interleaf.generate.part_titles import titles_answer
 from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode, relevance_order
 from interleaf.generate.relevance import Relevance, gives_value, names_float
+from interleaf.generate.role_names import name_by_role
 from interleaf.generate.row_choice import extreme_instead, extreme_note, named_row_instead, row_instead
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
@@ -159,7 +160,7 @@ class OfflineGenerator:
             )
             # "CityQuests" is read as "CQ" too where the document defines it so: its tables' labels
             labelled = replace(part, text=with_abbreviations(part.text, defined))
-            answers.append(_answer_part(labelled, ranked, units, relevance, answers, ranker))
+            answers.append(_answer_part(labelled, ranked, units, relevance, answers, ranker, request.named_pages))
         if not any(a.chosen for a in answers):
             why = "; ".join(dict.fromkeys(a.reason for a in answers))
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
@@ -231,6 +232,7 @@ def _answer_part(
     relevance: Relevance,
     before: list[PartAnswer],
     ranker: AnswerRanker,
+    pages: frozenset[tuple[str, int]] = frozenset(),
 ) -> PartAnswer:
     """The candidate the fitted ranker gives the highest probability, when that probability reaches
     the fitted threshold (or, where that one is plainly about something else, the next that is not:
@@ -250,6 +252,8 @@ def _answer_part(
         bare = Part("", (), part.want, frozenset(), part.numbers, part.currency)
         if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
             return PartAnswer(part, earlier, ranked)
+    if (named := name_by_role(part, ranked, pages)) is not None:  # "who is the defendant?"
+        return PartAnswer(part, named, ranked, labels_only=named.unit.kind == "ocr")
     candidates = [s for s in ranked if can_answer(part, s.unit)]
     summed = _total_answer(part, candidates, ranked, units, ranker)
     if summed is not None:
