@@ -37,6 +37,7 @@ from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.item_count import count_answer
+from interleaf.generate.listed_items import listed_answer
 from interleaf.generate.offline_scoring import (
     Scored,
     score_units,
@@ -133,6 +134,9 @@ class OfflineGenerator:
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
         if request.counted:  # "how many figures are there in the report?": counted over it, not ranked
             markdown, count = count_answer(request)
+            return Composed(markdown, True, short_answer=count)
+        if request.listed:  # "how many case studies are included?": the items listed under that name
+            markdown, count = listed_answer(request)
             return Composed(markdown, True, short_answer=count)
         if request.named_parts:  # "what are the names of Unit 1 and Unit 2?": read where each is named
             markdown, titles = titles_answer(request)

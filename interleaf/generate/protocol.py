@@ -74,6 +74,9 @@ class AnswerRequest:
     # Unit 2"): ("Unit 1", quote id) of the quote naming each, those quotes in `quotes`
     # (part_titles.py); empty for any other question
     named_parts: tuple[tuple[str, str], ...] = ()
+    # a question counting the items its document lists under one name ("how many case studies are
+    # included?"): (the item's title, quote id) for each, those quotes in `quotes` (listed_items.py)
+    listed: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from interleaf.expand.stage import clauses_by_question
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import GenerateConfig
 from interleaf.generate.item_count import counted_items
+from interleaf.generate.listed_items import items_listed
 from interleaf.generate.part_titles import parts_named
 from interleaf.generate.protocol import (
     AnswerRequest,
@@ -103,8 +104,10 @@ def build_requests(
     # a count of the question's document's tables is read from all of them: their quotes join the
     # context, cited (in either scope, so that the stored answers' contexts are rebuilt the same)
     counts = counted_items(quotes, [(q["question_id"], q["question"], q["doc_ids"] or ()) for q in asked])
-    titled = parts_named(quotes, [(q["question_id"], q["question"], q["doc_ids"] or ()) for q in asked])
-    extra = {quote_id for items in (*counts.values(), *titled.values()) for _, quote_id in items}
+    of_one_document = [(q["question_id"], q["question"], q["doc_ids"] or ()) for q in asked]
+    titled = parts_named(quotes, of_one_document)
+    listed = items_listed(quotes, of_one_document)
+    extra = {quote_id for items in (*counts.values(), *titled.values(), *listed.values()) for _, quote_id in items}
     rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked} | extra)
     docs = documents.select(["doc_id", "name", "title"]).to_pylist()
     names = {d["doc_id"]: d["name"] for d in docs}
@@ -120,8 +123,9 @@ def build_requests(
         if config.quote_order == "shuffled":  # seeded per question: the same order on every run
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
         counted = counts.get(q["question_id"], ())
-        named = titled.get(q["question_id"], ())
-        ids += [quote_id for quote_id in dict.fromkeys(i for _, i in (*counted, *named)) if quote_id not in ids]
+        named, items = titled.get(q["question_id"], ()), listed.get(q["question_id"], ())
+        joined = dict.fromkeys(i for _, i in (*counted, *named, *items))
+        ids += [quote_id for quote_id in joined if quote_id not in ids]
         context = context_quotes(ids, rows, names, titles, config.image_text, scores.get(q["question_id"], {}))
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
         scope = (q["doc_ids"] or ()) if doc_scope else ()
@@ -129,7 +133,7 @@ def build_requests(
         pages = named_pages(q["question"], {d: numbering[d] for d in scope if d in numbering})
         floats = frozenset().union(*(on_page.get(p, ()) for p in pages))
         requests.append(
-            AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages, floats, counted, named)
+            AnswerRequest(q["question_id"], q["question"], context, cs, in_scope, pages, floats, counted, named, items)
         )
     return requests
 
