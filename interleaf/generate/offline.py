@@ -135,10 +135,10 @@ class OfflineGenerator:
         if request.counted:  # "how many figures are there in the report?": counted over it, not ranked
             markdown, count = count_answer(request)
             return Composed(markdown, True, short_answer=count)
-        if request.listed:  # "how many case studies are included?": the items listed under that name
+        if request.listed:  # "how many kettle drills are included?": the items listed under that name
             markdown, count = listed_answer(request)
             return Composed(markdown, True, short_answer=count)
-        if request.named_parts:  # "what are the names of Unit 1 and Unit 2?": read where each is named
+        if request.named_parts:  # "what are the names of Lesson 1 and Lesson 2?": read where each is named
             markdown, titles = titles_answer(request)
             return Composed(markdown, True, short_answer=titles)
         if stepped := step_answer(request.question, request.quotes):  # "how many steps ... to X?"
@@ -256,7 +256,7 @@ def _answer_part(
         bare = Part("", (), part.want, frozenset(), part.numbers, part.currency)
         if relevance.check(bare, evidence_of(earlier.unit, units)).ok:
             return PartAnswer(part, earlier, ranked)
-    if (named := name_by_role(part, ranked, pages)) is not None:  # "who is the defendant?"
+    if (named := name_by_role(part, ranked, pages)) is not None:  # "who is the claimant?"
         return PartAnswer(part, named, ranked, labels_only=named.unit.kind == "ocr")
     candidates = [s for s in ranked if can_answer(part, s.unit)]
     summed = _total_answer(part, candidates, ranked, units, ranker)

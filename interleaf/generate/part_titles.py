@@ -1,9 +1,9 @@
-"""Questions that ask what a document's numbered parts are called: "What are the names of Unit 1 and
-Unit 2?", "What is the title of Chapter 3?", "What is Module 4 called?".
+"""Questions that ask what a document's numbered parts are called: "What are the names of Lesson 1 and
+Lesson 2?", "What is the title of Chapter 3?", "What is Module 4 called?".
 
 A part is named where a line opens with its label and goes on, after a colon or a dash, with its
-title: "UNIT 2: Kettle Care", "Chapter 3 – Spouts and Lids" (a heading, or a contents line). A line
-that goes on without one ("Unit 2 Key Tasks:") or a sentence that mentions the part ("see Unit 2")
+title: "LESSON 2: Kettle Care", "Chapter 3 – Spouts and Lids" (a heading, or a contents line). A line
+that goes on without one ("Lesson 2 Key Tasks:") or a sentence that mentions the part ("see Lesson 2")
 names nothing. The titles are read from the whole document, not from the retrieved context, as
 item_count.py reads a count: the quotes that name the parts join the context, cited, and the answer
 gives each title in the question's order. Where the document names one of the parts asked in no
@@ -27,7 +27,7 @@ from interleaf.generate.protocol import AnswerRequest
 _LABEL = r"(?-i:[0-9]{1,2}(?:\.[0-9]{1,2})?|[A-Z]|[IVX]{1,4})(?![\w.])"
 _LABELS = re.compile(_LABEL)
 _ASKED = (
-    # "the names of Unit 1 and Unit 2", "the titles of chapters 3, 4 and 5", "the name of module-4"
+    # "the names of Lesson 1 and Lesson 2", "the titles of chapters 3, 4 and 5", "the name of module-4"
     re.compile(
         rf"\b(?:names?|titles?)\s+of\s+(?:the\s+)?(?P<word>[A-Za-z]{{3,}})[\s-]+(?P<labels>{_LABEL}"
         rf"(?:\s*(?:,|and|&|,\s*and)\s*(?:(?P=word)[\s-]+)?{_LABEL})*)",
@@ -44,7 +44,7 @@ _LINED = frozenset({"title", "header", "text", "list", "reference"})
 _HEADINGS = frozenset({"title", "header"})
 _DOT_LEADERS = re.compile(r"\s*(?:\.{3,}|…+).*$")  # a contents line's leaders and page number
 
-Named = tuple[tuple[str, str], ...]  # ("Unit 2", quote id) for each part asked, in the question's order
+Named = tuple[tuple[str, str], ...]  # ("Lesson 2", quote id) for each part asked, in the question's order
 
 
 def titles_asked(question: str) -> tuple[str, list[str]] | None:
@@ -63,7 +63,7 @@ def titles_asked(question: str) -> tuple[str, list[str]] | None:
 
 
 def part_title(text: str, word: str, label: str) -> str | None:
-    """The title a line of `text` gives the part ("Kettle Care" of "UNIT 2: Kettle Care"), or None."""
+    """The title a line of `text` gives the part ("Kettle Care" of "LESSON 2: Kettle Care"), or None."""
     line = re.compile(rf"^[^\w\n]*{re.escape(word)}[\s-]*{re.escape(label)}\s*[:\-–—.]\s*(?P<title>[A-Za-z].+)$", re.I)
     for m in (line.match(t) for t in text.split("\n")):
         if m is not None:
@@ -74,7 +74,7 @@ def part_title(text: str, word: str, label: str) -> str | None:
 
 
 def named_parts(rows: Iterable[Mapping[str, Any]], word: str, labels: Sequence[str]) -> Named | None:
-    """("Unit 2", quote id) of the quote naming each part asked, its heading where there is one, else
+    """("Lesson 2", quote id) of the quote naming each part asked, its heading where there is one, else
     the first quote with a line naming it; None where one of them is named nowhere."""
     first: dict[str, str] = {}
     headed: dict[str, str] = {}

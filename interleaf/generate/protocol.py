@@ -70,11 +70,11 @@ class AnswerRequest:
     # a question counting its document's tables (figures): ("Table 3", quote id) for each one the
     # document numbers, those quotes in `quotes` (item_count.py); empty for any other question
     counted: tuple[tuple[str, str], ...] = ()
-    # a question asking what its document's numbered parts are called ("the names of Unit 1 and
-    # Unit 2"): ("Unit 1", quote id) of the quote naming each, those quotes in `quotes`
+    # a question asking what its document's numbered parts are called ("the names of Lesson 1 and
+    # Lesson 2"): ("Lesson 1", quote id) of the quote naming each, those quotes in `quotes`
     # (part_titles.py); empty for any other question
     named_parts: tuple[tuple[str, str], ...] = ()
-    # a question counting the items its document lists under one name ("how many case studies are
+    # a question counting the items its document lists under one name ("how many kettle drills are
     # included?"): (the item's title, quote id) for each, those quotes in `quotes` (listed_items.py)
     listed: tuple[tuple[str, str], ...] = ()
 

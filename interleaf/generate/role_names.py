@@ -1,7 +1,7 @@
 """Who holds a role, where a page prints a name over the role it holds: a cover's or a letter's
 signature block ("Ada Okafor" over "Chief Kettle Officer"), a court caption ("VIREO HOLDINGS,"
-over "Defendant."). Asked "what is the name of the chief kettle officer?" or "who is the
-defendant?", the name is the line above the one that reads the role and nothing else; the ranked
+over "Claimant."). Asked "what is the name of the chief kettle officer?" or "who is the
+claimant?", the name is the line above the one that reads the role and nothing else; the ranked
 sentences around it rarely say it, and the name line alone restates nothing of the question, so the
 fitted ranker puts it low. Only the context's quotes are read, and only those on the pages the
 question names where it names any ("on the first page").
@@ -19,7 +19,7 @@ from interleaf.evidence import fold
 from interleaf.generate.asking import Part
 from interleaf.generate.offline_scoring import Scored
 
-# "the name of the governor (as mentioned ...)", "who is the defendant (of this case)?"
+# "the name of the harbour master (as printed ...)", "who is the claimant (of this case)?"
 _ASKED = re.compile(
     r"\b(?:names?\s+of\s+the|who\s+(?:is|was|are|were)\s+the)\s+(?P<role>[^\W\d_][\w\s-]*?)"
     r"(?=\s+(?:as|of|on|in|at|for|from|who|that|which|mentioned|named|listed|printed|shown|given|according)\b"
@@ -32,13 +32,13 @@ _READ = frozenset({"ocr", "block", "sentence"})
 
 
 def role_asked(question: str) -> str | None:
-    """The role a question asks the holder of ("governor"), folded; None for any other question."""
+    """The role a question asks the holder of ("harbour master"), folded; None for any other question."""
     m = _ASKED.search(question)
     return fold(m.group("role")) if m else None
 
 
 def _reads_role(line: str, role: str) -> bool:
-    """The line reads the role and nothing else ("GOVERNOR", "Defendant.", "The Governor")."""
+    """The line reads the role and nothing else ("HARBOUR MASTER", "Claimant.", "The Harbour Master")."""
     return re.sub(r"^the\s+", "", fold(line).strip(" .,;:")) == role
 
 
