@@ -35,6 +35,7 @@ from interleaf.generate.abstain import abstention
 from interleaf.generate.answer_features import Candidates, candidate_features
 from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
+from interleaf.generate.boilerplate import repeated_on_pages
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.item_count import count_answer
 from interleaf.generate.listed_items import listed_answer
@@ -149,6 +150,8 @@ class OfflineGenerator:
         ranker = fitted_ranker()
         defined = defined_abbreviations(q.text for q in request.quotes)
         answers: list[PartAnswer] = []
+        # a running foot the parser left in the text is never written (boilerplate.py)
+        furniture = {q.quote_id for q in request.quotes if repeated_on_pages(q, request.documents_text)}
         for part in relevance.parts:
             candidates = rank_part(request, part, units, labels, relevance, defined)
             ranked = tuple(
@@ -157,6 +160,7 @@ class OfflineGenerator:
                         (
                             Scored(s.unit, float(p), s.terms, s.anchors)
                             for s, p in zip(candidates.scored, ranker.probabilities(candidates.matrix), strict=True)
+                            if s.unit.quote.quote_id not in furniture
                         ),
                         key=lambda s: -s.score,
                     )

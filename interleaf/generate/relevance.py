@@ -371,6 +371,16 @@ _CODE_VALUE = re.compile(
 )
 
 
+# what a date is written with: a month's name, a year (not the end of a number run on after a dash,
+# "512-1800"), a date in figures ("24/03/2015", "2015-03-24"). With boilerplate.py, one more
+# answerable question right on the dev half
+_DATE_VALUE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|(?<![\d–-])(?:1[5-9]|20)\d\d(?!\d)"
+    r"|\b\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}\b",
+    re.I,
+)
+
+
 def gives_value(part: Part, text: str) -> bool:
     """A number the question did not state (a float label's or a reference's number is no value),
     for an amount of a named currency that currency, for a code a token of letters and digits, for
@@ -384,8 +394,8 @@ def gives_value(part: Part, text: str) -> bool:
     if part.want in ("number", "money"):  # a date's day and year are no amount: "as of February 17, 2026"
         bare = MONTH_DATE.sub(" ", bare)
     values = [n for n in numbers_in(bare) + [m.group(1) for m in _MAGNITUDE.finditer(bare)] if n not in part.numbers]
-    if part.want == "date":
-        values += re.findall(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", bare, re.I)
+    if part.want == "date":  # a month, a year or a date in figures: a phone number's "512-1800" is none
+        values = [v for v in _DATE_VALUE.findall(bare) if v not in part.numbers]
     if not values:
         return False
     if part.want == "money" and part.currency:
