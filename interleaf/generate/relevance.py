@@ -370,10 +370,8 @@ _CODE_VALUE = re.compile(
     r"(?<![\w*])(?=[\w.-]*[A-Za-z])(?=[\w.-]*\d)[A-Za-z0-9][\w.-]*|\*[A-Z]{3,}\b|\b[A-Z]+_[A-Z_]+\b"
 )
 
-
-# what a date is written with: a month's name, a year (not the end of a number run on after a dash,
-# "512-1800"), a date in figures ("24/03/2015", "2015-03-24"). With boilerplate.py, one more
-# answerable question right on the dev half
+# a date: a month's name, a year (not a number's end after a dash: "512-1800"), a date in figures. With
+# boilerplate.py, one more answerable question right on the dev half
 _DATE_VALUE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|(?<![\d–-])(?:1[5-9]|20)\d\d(?!\d)"
     r"|\b\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}\b",
@@ -394,7 +392,7 @@ def gives_value(part: Part, text: str) -> bool:
     if part.want in ("number", "money"):  # a date's day and year are no amount: "as of February 17, 2026"
         bare = MONTH_DATE.sub(" ", bare)
     values = [n for n in numbers_in(bare) + [m.group(1) for m in _MAGNITUDE.finditer(bare)] if n not in part.numbers]
-    if part.want == "date":  # a month, a year or a date in figures: a phone number's "512-1800" is none
+    if part.want == "date":
         values = [v for v in _DATE_VALUE.findall(bare) if v not in part.numbers]
     if not values:
         return False
