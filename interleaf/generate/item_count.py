@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from interleaf.expand.instructions import without_instructions
 from interleaf.generate.citations import image_alt
+from interleaf.generate.document_rows import rows_by_document
 from interleaf.generate.part_count import PARTS, numbered_parts, parts_asked
 from interleaf.generate.protocol import AnswerRequest
 from interleaf.kinds import modality_of
@@ -165,12 +165,7 @@ def counted_items(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[str
     parts = {qid: (w, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (w := parts_asked(text))}
     if not counting and not parts:
         return {}
-    doc_ids = sorted({doc for _, doc in [*counting.values(), *parts.values()]})
-    cols = ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption"]
-    own = quotes.select(cols).filter(pc.is_in(quotes.column("doc_id"), value_set=pa.array(doc_ids, pa.string())))
-    by_doc: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
-    for r in own.to_pylist():
-        by_doc[r["doc_id"]].append(r)
+    by_doc = rows_by_document(quotes, (doc for _, doc in [*counting.values(), *parts.values()]))
     out = {}
     for qid, (a, doc) in counting.items():
         items = numbered_items(by_doc[doc], a)

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from interleaf.evidence import fold
 from interleaf.expand.instructions import without_instructions
+from interleaf.generate.document_rows import rows_by_document
 from interleaf.generate.protocol import AnswerRequest
 
 # "how many kettle drills (are there) (included) (in all the lessons | in the whole course)?"
@@ -110,12 +110,7 @@ def items_listed(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[str]
     counting = {qid: (f, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (f := items_asked(text))}
     if not counting:
         return {}
-    doc_ids = sorted({doc for _, doc in counting.values()})
-    cols = ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text"]
-    own = quotes.select(cols).filter(pc.is_in(quotes.column("doc_id"), value_set=pa.array(doc_ids, pa.string())))
-    by_doc: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
-    for r in own.to_pylist():
-        by_doc[r["doc_id"]].append(r)
+    by_doc = rows_by_document(quotes, (doc for _, doc in counting.values()))
     return {qid: found for qid, (forms, doc) in counting.items() if (found := listed_items(by_doc[doc], forms))}
 
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from interleaf.expand.instructions import without_instructions
+from interleaf.generate.document_rows import rows_by_document
 from interleaf.generate.protocol import AnswerRequest
 
 _LABEL = r"(?-i:[0-9]{1,2}(?:\.[0-9]{1,2})?|[A-Z]|[IVX]{1,4})(?![\w.])"
@@ -97,12 +97,7 @@ def parts_named(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[str]]
     titled = {qid: (t, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (t := titles_asked(text))}
     if not titled:
         return {}
-    doc_ids = sorted({doc for _, doc in titled.values()})
-    cols = ["quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text"]
-    own = quotes.select(cols).filter(pc.is_in(quotes.column("doc_id"), value_set=pa.array(doc_ids, pa.string())))
-    by_doc: dict[str, list[dict[str, Any]]] = {d: [] for d in doc_ids}
-    for r in own.to_pylist():
-        by_doc[r["doc_id"]].append(r)
+    by_doc = rows_by_document(quotes, (doc for _, doc in titled.values()))
     out = {}
     for qid, ((word, labels), doc) in titled.items():
         if named := named_parts(by_doc[doc], word, labels):
