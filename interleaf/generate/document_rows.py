@@ -10,6 +10,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 COLUMNS = ("quote_id", "doc_id", "page_idx", "layout_idx", "kind", "text", "caption")
+# the quote kinds whose lines may open with a part's or an item's label, and of them those that head one
+LINED = frozenset({"title", "header", "text", "list", "reference"})
+HEADINGS = frozenset({"title", "header"})
 
 
 def rows_by_document(quotes: pa.Table, doc_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:

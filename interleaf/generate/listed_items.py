@@ -23,8 +23,9 @@ import pyarrow as pa
 
 from interleaf.evidence import fold
 from interleaf.expand.instructions import without_instructions
-from interleaf.generate.document_rows import rows_by_document
+from interleaf.generate.document_rows import LINED, rows_by_document
 from interleaf.generate.protocol import AnswerRequest
+from interleaf.text.references import FAMILY_WORDS, PART_WORDS
 
 # "how many kettle drills (are there) (included) (in all the lessons | in the whole course)?"
 _ASKED = re.compile(
@@ -34,11 +35,14 @@ _ASKED = re.compile(
     r"\s*[?.]?\s*$",
     re.I,
 )
-# what item_count.py and part_count.py count, and words that never name a listed item
-_ELSEWHERE = frozenset({"table", "figure", "chart", "image", "appendix", "chapter", "page", "time", "people", "year"})
-_LINED = frozenset({"title", "header", "text", "list", "reference"})
+# what item_count.py and part_count.py count: a float's or a part's word ("tables", "charts", "appendices")
+_COUNTED_ELSEWHERE = re.compile(
+    rf"^(?:{'|'.join((*(w for words in FAMILY_WORDS.values() for w in words), *PART_WORDS))})$", re.I
+)
+# an unnumbered item is told apart by the first words of its title (set by reading the dev half's
+# syllabus, whose summary repeats its items cut short after three words or more; not fitted)
 _BULLET = r"^[\s•·▪◦*\-–o§]*"
-_KEY_WORDS = 3  # an unnumbered item is told apart by the first words of its title
+_KEY_WORDS = 3
 
 Listed = tuple[tuple[str, str], ...]  # (the item's title, quote id), in document order
 
@@ -65,7 +69,7 @@ def items_asked(question: str) -> list[str] | None:
         return None
     words = m.group("items").split()
     forms = [" ".join([*words[:-1], s]) for s in _singular(words[-1])]
-    if not forms or any(f.split()[-1] in _ELSEWHERE for f in forms):
+    if not forms or _COUNTED_ELSEWHERE.match(words[-1]):
         return None
     return forms
 
@@ -86,7 +90,7 @@ def listed_items(rows: Iterable[Mapping[str, Any]], forms: Sequence[str]) -> Lis
     """(title, quote id) of each item the document lists under one of the forms, once each."""
     found: dict[str, tuple[str, str]] = {}
     for r in sorted(rows, key=lambda r: (r["page_idx"], r["layout_idx"])):
-        if r["kind"] not in _LINED:
+        if r["kind"] not in LINED:
             continue
         for line in (r["text"] or "").split("\n"):
             item = item_title(line, forms)

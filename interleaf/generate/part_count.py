@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from interleaf.expand.instructions import without_instructions
+from interleaf.generate.document_rows import HEADINGS, LINED
 
 # the plural a question counts by -> the word that labels each part
 PARTS = {"appendices": "Appendix", "appendixes": "Appendix", "chapters": "Chapter"}
@@ -37,9 +38,6 @@ _ASKED = (
     ),
 )
 _LABEL = r"(?P<label>[A-Z]|[0-9]{1,2}|[IVX]{1,4})"
-# the quote kinds whose lines may open with a part's label; of them, those that head the part
-_LINED = frozenset({"title", "header", "text", "list", "reference"})
-_HEADINGS = frozenset({"title", "header"})
 
 
 def parts_asked(question: str) -> str | None:
@@ -61,14 +59,14 @@ def numbered_parts(rows: Iterable[Mapping[str, Any]], word: str) -> list[tuple[s
     headed: dict[str, str] = {}  # the part's own heading, cited over a contents line where there is one
     listing: dict[str, int] = {}  # quote id -> the labels it lists
     for r in sorted(rows, key=lambda r: (r["page_idx"], r["layout_idx"])):
-        if r["kind"] not in _LINED:
+        if r["kind"] not in LINED:
             continue
         for text in (r["text"] or "").split("\n"):
             if m := line.match(text):
                 label = f"{word} {m.group('label')}"
                 found.setdefault(label, r["quote_id"])
                 listing[r["quote_id"]] = listing.get(r["quote_id"], 0) + 1
-                if r["kind"] in _HEADINGS:
+                if r["kind"] in HEADINGS:
                     headed.setdefault(label, r["quote_id"])
     contents = [("", q) for q, n in listing.items() if n >= 2][:1]
     marks = [label.split()[-1] for label in found]

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from interleaf.expand.instructions import without_instructions
-from interleaf.generate.document_rows import rows_by_document
+from interleaf.generate.document_rows import HEADINGS, LINED, rows_by_document
 from interleaf.generate.protocol import AnswerRequest
 
 _LABEL = r"(?-i:[0-9]{1,2}(?:\.[0-9]{1,2})?|[A-Z]|[IVX]{1,4})(?![\w.])"
@@ -39,9 +39,6 @@ _ASKED = (
         re.I,
     ),
 )
-# the quote kinds whose lines may open with a part's label, and of them those that head a part
-_LINED = frozenset({"title", "header", "text", "list", "reference"})
-_HEADINGS = frozenset({"title", "header"})
 _DOT_LEADERS = re.compile(r"\s*(?:\.{3,}|…+).*$")  # a contents line's leaders and page number
 
 Named = tuple[tuple[str, str], ...]  # ("Lesson 2", quote id) for each part asked, in the question's order
@@ -79,12 +76,12 @@ def named_parts(rows: Iterable[Mapping[str, Any]], word: str, labels: Sequence[s
     first: dict[str, str] = {}
     headed: dict[str, str] = {}
     for r in sorted(rows, key=lambda r: (r["page_idx"], r["layout_idx"])):
-        if r["kind"] not in _LINED:
+        if r["kind"] not in LINED:
             continue
         for label in labels:
             if part_title(r["text"] or "", word, label) is not None:
                 first.setdefault(label, r["quote_id"])
-                if r["kind"] in _HEADINGS:
+                if r["kind"] in HEADINGS:
                     headed.setdefault(label, r["quote_id"])
     if any(label not in first for label in labels):
         return None

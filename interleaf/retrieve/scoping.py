@@ -21,7 +21,9 @@ SCOPED = "scope:"  # the kind of a clause asked within a section or item the que
 # the quotes of its heading and pushed the diagram out of the context (recall@5 0.915 -> 0.894 in
 # document scope); one word moves none of the corpus dev sets' figures (set by reading, not fitted)
 _TERM_WORDS = 1
-# the most quotes that may print a term for it to point somewhere ("good", quoted, is printed everywhere)
+# the most quotes that may print a term for it to point somewhere ("good", quoted, is printed
+# everywhere); set by reading, not fitted: of the dev half's quoted one-word terms, a table's label
+# is printed by one quote, "good", "bad" and "unfavorable" by 7 to 16
 _TERM_QUOTES = 5
 
 
