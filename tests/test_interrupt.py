@@ -195,8 +195,9 @@ def test_the_command_shows_its_servers_errors_until_a_stop(
 # A command whose work does not look at the stop flag (a teardown stuck on a busy machine, before
 # its line or after it), armed as the CLI arms itself.
 _STUCK = """
-import sys, time
+import multiprocessing, sys, time
 from interleaf.runtime import interrupt
+held = multiprocessing.get_context("forkserver").SimpleQueue()  # named semaphores, as a page pool holds
 interrupt.arm()
 print("armed", file=sys.stderr, flush=True)
 while not interrupt.requested():

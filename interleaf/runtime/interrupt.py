@@ -82,7 +82,7 @@ def say(text: str) -> bool:
 
 def _handler(signum: int, frame: FrameType | None) -> None:
     if _stop.is_set():  # the second signal: no more waiting
-        os._exit(EXIT_CODE)
+        _exit()
     _stop.set()
     logging.disable(logging.CRITICAL)
     threading.Thread(target=_stopping, name="interleaf-stop", daemon=True).start()
@@ -104,6 +104,21 @@ def _exit_now() -> None:
             with contextlib.suppress(OSError, ValueError):
                 print(_line(""), file=sys.stderr, flush=True)
         _printing.release()
+    _exit()
+
+
+def _exit() -> None:
+    """`os._exit`, once the named semaphores of this process are released. A page pool's queues and
+    locks are named (the forkserver's workers open them by name); the normal exit unlinks them in
+    multiprocessing's exit finalizers, and `os._exit` skips those: the resource tracker then prints a
+    warning about leaked semaphores after the `interrupted:` line. The finalizers run in a thread,
+    waited for briefly, so that one stuck on a lock cannot hold the exit."""
+    util = sys.modules.get("multiprocessing.util")  # not imported: no semaphore to release
+    if util is not None:
+        # `_run_finalizers(0)` is the first step of multiprocessing's own exit (`util._exit_function`)
+        releasing = threading.Thread(target=util._run_finalizers, args=(0,), daemon=True)
+        releasing.start()
+        releasing.join(timeout=1.0)
     os._exit(EXIT_CODE)
 
 
