@@ -13,6 +13,7 @@ from interleaf.kinds import CROPPED_KINDS, FURNITURE_KINDS
 from interleaf.parse.chunks import parse_pages
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.facts import DocumentFacts, document_facts
+from interleaf.parse.layout import paragraphs
 from interleaf.parse.layout import regions as rg
 from interleaf.parse.layout.model import detect_regions, model_input
 from interleaf.parse.layout.reading_order import reading_order
@@ -106,6 +107,7 @@ def _area_blocks(area: Box, image: np.ndarray, words: list[Word], cfg: LayoutCon
     orphans = rg.complete_lines(blocks, rg.assign_words(blocks, words))
     blocks = [b for b in blocks if b.words or b.kind in CROPPED_KINDS]
     blocks += rg.blocks_from_orphans(orphans)
+    blocks = paragraphs.split_at_headings(blocks)
     for b in blocks:
         b.text = rg.table_words_to_text(b.words) if b.kind == "table" else rg.words_to_text(b.words)
     blocks = rg.absorb_float_labels(rg.attach_captions(blocks, cfg.min_caption_gap_pt))
@@ -116,7 +118,7 @@ def _area_blocks(area: Box, image: np.ndarray, words: list[Word], cfg: LayoutCon
     if not blocks and not _is_blank(image):
         # Something is drawn but nothing was recognised: keep the page as one figure.
         blocks = [rg.Block("figure", x0, y0, x1, y1, None)]
-    return reading_order(blocks, x1 - x0, x0)
+    return paragraphs.join_cut_paragraphs(reading_order(blocks, x1 - x0, x0))
 
 
 def _is_display_formula(b: rg.Block) -> bool:
