@@ -37,6 +37,7 @@ from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.boilerplate import repeated_on_pages
 from interleaf.generate.config import OfflineConfig
+from interleaf.generate.how_done import how_done_sentence
 from interleaf.generate.item_count import count_answer
 from interleaf.generate.listed_items import listed_answer
 from interleaf.generate.offline_scoring import (
@@ -262,6 +263,8 @@ def _answer_part(
             return PartAnswer(part, earlier, ranked)
     if (named := name_by_role(part, ranked, pages)) is not None:  # "who is the claimant?"
         return PartAnswer(part, named, ranked, labels_only=named.unit.kind == "ocr")
+    if (done := how_done_sentence(part, ranked)) is not None:  # "how does A record X?": "X is recorded ..."
+        return PartAnswer(part, done, ranked)
     candidates = [s for s in ranked if can_answer(part, s.unit)]
     summed = _total_answer(part, candidates, ranked, units, ranker)
     if summed is not None:
