@@ -52,6 +52,11 @@ def test_a_gold_value_counts_only_whole(corpus: Path) -> None:
     assert not answer_correct("just 71% of adults [1]", gold["mlb-D-122"]["must_include"])
     assert answer_correct("a gap of 1% [1]", gold["mlb-D-122"]["must_include"])
     assert not answer_correct("a gap of 1.5% [1]", gold["mlb-D-122"]["must_include"])
+    # a gold sentence, its stop after the citation the answer writes before it
+    sentence = gold["mlb-D-004"]["must_include"]
+    assert sentence[0].endswith("orderly."), sentence
+    assert answer_correct(f"{sentence[0][:-1]} [5]. This law implies more [5].", sentence)
+    assert not answer_correct(f"{sentence[0][:-9]} [5].", sentence)
 
 
 def _record(q: dict, answer: str, *, abstained: bool = False, words: int = 12, relevant: bool = True) -> QuestionRecord:

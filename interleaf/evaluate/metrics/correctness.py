@@ -4,10 +4,11 @@
 - answer_correct: every `must_include` string appears in the answer as a whole value (`holds_whole`), both
   sides folded the same way (`fold`): case, white space, the Unicode minus and dashes written as
   "-", thousands separators ("43,512" = "43512", and the Indian grouping "4,71,306" = "471306"),
-  citation markers removed. Whole: not glued to a letter, a digit or a decimal part, so a gold "3"
-  is not in "39.4" nor "2" in "2002" (MMLongBench-Doc's one-digit counts would otherwise be found in
-  most answers that print any number). An abstaining answer is never correct on an answerable
-  question.
+  citation markers removed, and with them the space they leave before a stop: a gold sentence ending
+  "... before it boils." is in the answer's "... before it boils [5].". Whole: not glued to a
+  letter, a digit or a decimal part, so a gold "3" is not in "39.4" nor "2" in "2002"
+  (MMLongBench-Doc's one-digit counts would otherwise be found in most answers that print any
+  number). An abstaining answer is never correct on an answerable question.
 - abstention_recall: share of the unanswerable questions the generator abstained on.
 - false_abstention: share of the answerable questions it abstained on.
 - median_words: the median length of the answers, in words (answers.words).
@@ -32,6 +33,7 @@ _CITATION = re.compile(r"!\[[^\]]*\]\(image\d+\)|\[\d+(?:\s*[,–-]\s*\d+)*\]")
 _MINUS_LIKE = re.compile("[\u2212\u2010-\u2015\ufe63\uff0d]")
 _GROUPED_NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{2,3})+(?![\d,])")
 _SPACES = re.compile(r"\s+")
+_SPACE_BEFORE_STOP = re.compile(r"\s+(?=[.,;:!?](?:\s|$))")  # "boils [5]." -> "boils ." -> "boils."
 
 
 def fold(text: str) -> str:
@@ -39,7 +41,7 @@ def fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", _CITATION.sub(" ", text))
     text = _MINUS_LIKE.sub("-", text)
     text = _GROUPED_NUMBER.sub(lambda m: m.group(0).replace(",", ""), text)
-    return _SPACES.sub(" ", text.casefold()).strip()
+    return _SPACE_BEFORE_STOP.sub("", _SPACES.sub(" ", text.casefold())).strip()
 
 
 def holds_whole(folded_text: str, item: str) -> bool:
