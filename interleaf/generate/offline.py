@@ -37,6 +37,7 @@ from interleaf.generate.answer_ranker import AnswerRanker, fitted_ranker
 from interleaf.generate.asking import Part
 from interleaf.generate.boilerplate import repeated_on_pages
 from interleaf.generate.config import OfflineConfig
+from interleaf.generate.definitions import definition_sentence
 from interleaf.generate.how_done import how_done_sentence
 from interleaf.generate.item_count import count_answer
 from interleaf.generate.listed_items import listed_answer
@@ -265,6 +266,8 @@ def _answer_part(
         return PartAnswer(part, named, ranked, labels_only=named.unit.kind == "ocr")
     if (done := how_done_sentence(part, ranked)) is not None:  # "how does A record X?": "X is recorded ..."
         return PartAnswer(part, done, ranked)
+    if (meant := definition_sentence(part, ranked)) is not None:  # "how does the guide define X?"
+        return PartAnswer(part, meant, ranked)
     candidates = [s for s in ranked if can_answer(part, s.unit)]
     summed = _total_answer(part, candidates, ranked, units, ranker)
     if summed is not None:

@@ -1,0 +1,46 @@
+"""What a term means (definitions.py), on the dev half's slides on Gestalt principles
+(../shared/benchmarks/mmlongbench-dev): page 11 sets the law as a run-in heading ("Law of good
+Gestalt.") before the sentence that defines it; the next paragraph repeats the law's name in a
+sentence the fitted ranker prefers. The page is read by the parser, which joins the definition the
+layout model boxed in two (parse/layout/paragraphs.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pymupdf
+import pytest
+
+from interleaf.evaluate.metrics.correctness import answer_correct
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.definitions import term_asked
+from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.parse.config import LayoutConfig
+from interleaf.parse.layout.parser import parse_page
+from tests.test_answer_values import BENCH
+
+SLIDES = "0e94b4197b10096b1f4c699701570fbf.pdf"
+
+
+def test_the_term_a_question_asks_the_meaning_of() -> None:
+    assert term_asked("How does the guide define a kettle scale?") == "kettle scale"
+    assert term_asked("What is the definition of the Okapi index?") == "okapi index"
+    assert term_asked("What is meant by descaling?") == "descaling"
+    assert term_asked("What is the kettle's capacity?") is None
+
+
+def test_the_sentence_after_the_run_in_heading_defines_it() -> None:
+    path = BENCH / "pdfs" / SLIDES
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    with pymupdf.open(path) as document:  # the page's quotes as the parser makes them
+        quotes = parse_page(document[10], LayoutConfig()).quotes
+    context = tuple(
+        ContextQuote(f"q{n}", "text", n + 1, "slides", SLIDES, 10, q.kind, q.text)
+        for n, q in enumerate(q for q in quotes if q.text and q.kind in ("text", "reference"))
+    )
+    gold = next(q for q in map(json.loads, (BENCH / "qa_dev.jsonl").read_text().splitlines()) if q["id"] == "mlb-D-004")
+    request = AnswerRequest("q", gold["question"], context)
+    (answer,) = OfflineGenerator(OfflineConfig()).generate([request], lambda p: b"")
+    assert answer_correct(answer.markdown, gold["must_include"]), answer.markdown
