@@ -25,9 +25,9 @@ from interleaf.generate.relevance import Evidence, Relevance, gives_value, print
 from interleaf.generate.sentences import table_rows
 from interleaf.generate.short_answer import in_asked_form
 from interleaf.generate.stage import context_quotes, document_texts, quote_rows
-from tests.conftest import CORPUS, IngestedWarehouse, sql_rows
+from tests.conftest import IngestedWarehouse, sql_rows
+from tests.support.dev_half import BENCH
 
-BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
 DOC = "dpr-emnlp2020.pdf"
 
 

@@ -23,9 +23,7 @@ from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.sentences import TableRow
 from interleaf.generate.table_cells import label_chars_stated, sentence_difference
-from tests.conftest import CORPUS
-
-BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
+from tests.support.dev_half import BENCH
 
 
 @pytest.fixture(scope="module")

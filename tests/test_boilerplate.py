@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pymupdf
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -18,7 +17,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import gives_value
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import BENCH, dev_pdf
 
 HEARING = "e639029d16094ea71d964e2fb953952b.pdf"
 
@@ -26,10 +25,7 @@ HEARING = "e639029d16094ea71d964e2fb953952b.pdf"
 @pytest.fixture(scope="module")
 def blocks() -> list[tuple[int, str]]:
     """(page_idx, text) of each text block of the transcript."""
-    path = BENCH / "pdfs" / HEARING
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:
+    with dev_pdf(HEARING) as document:
         return [(page.number, b[4].strip()) for page in document for b in page.get_text("blocks") if b[4].strip()]
 
 

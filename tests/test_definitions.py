@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pymupdf
-import pytest
-
 from interleaf.evaluate.metrics.correctness import answer_correct
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.definitions import term_asked
@@ -18,7 +15,7 @@ from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout.parser import parse_page
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import BENCH, dev_pdf
 
 SLIDES = "0e94b4197b10096b1f4c699701570fbf.pdf"
 
@@ -31,10 +28,7 @@ def test_the_term_a_question_asks_the_meaning_of() -> None:
 
 
 def test_the_sentence_after_the_run_in_heading_defines_it() -> None:
-    path = BENCH / "pdfs" / SLIDES
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:  # the page's quotes as the parser makes them
+    with dev_pdf(SLIDES) as document:  # the page's quotes as the parser makes them
         quotes = parse_page(document[10], LayoutConfig()).quotes
     context = tuple(
         ContextQuote(f"q{n}", "text", n + 1, "slides", SLIDES, 10, q.kind, q.text)

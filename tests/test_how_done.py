@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import re
 
-import pymupdf
-import pytest
-
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.how_done import done_to
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import dev_pdf
 
 REPORT = "BESTBUY_2023_10K.pdf"
 
@@ -28,10 +25,7 @@ def test_a_passive_sentence_on_the_thing_asked_answers_how() -> None:
 
 
 def test_the_sentence_on_the_thing_answers_not_those_naming_the_company() -> None:
-    path = BENCH / "pdfs" / REPORT
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:  # each of the PDF's text blocks a quote, as the parser makes them
+    with dev_pdf(REPORT) as document:  # each of the PDF's text blocks a quote, as the parser makes them
         blocks = [(i, " ".join(b[4].split())) for i in (3, 44) for b in document[i].get_text("blocks")]
     context = tuple(
         ContextQuote(f"p{i}-{n}", "text", n + 1, "bby", REPORT, i, "text", text)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pymupdf
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -17,7 +16,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.listed_items import items_asked, listed_items
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import BENCH, dev_pdf
 
 SYLLABUS = "f8d3a162ab9507e021d83dd109118b60.pdf"
 
@@ -25,10 +24,7 @@ SYLLABUS = "f8d3a162ab9507e021d83dd109118b60.pdf"
 @pytest.fixture(scope="module")
 def lines() -> list[dict[str, Any]]:
     """The syllabus's text lines as quote rows, each line its own quote."""
-    path = BENCH / "pdfs" / SYLLABUS
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:
+    with dev_pdf(SYLLABUS) as document:
         return [
             {"quote_id": f"p{page.number}l{i}", "page_idx": page.number, "layout_idx": i, "kind": "text", "text": t}
             for page in document

@@ -5,22 +5,14 @@ its text, and a slide whose definition the model boxed in two mid-sentence."""
 
 from __future__ import annotations
 
-import pytest
-
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout.parser import parse_page
 from interleaf.parse.protocol import ParsedQuote
-from interleaf.pdf.mupdf import pymupdf
-from tests.conftest import CORPUS
-
-PDFS = CORPUS.parent / "benchmarks" / "mmlongbench-dev" / "pdfs"
+from tests.support.dev_half import dev_pdf
 
 
 def _quotes(name: str, page_idx: int) -> list[ParsedQuote]:
-    path = PDFS / name
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as doc:
+    with dev_pdf(name) as doc:
         return parse_page(doc[page_idx], LayoutConfig()).quotes
 
 

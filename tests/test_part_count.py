@@ -16,7 +16,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.part_count import numbered_parts, parts_asked
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import BENCH, dev_pdf
 
 PLAN = "e79deb02a0c0e87511080836c5d4347b.pdf"
 
@@ -24,11 +24,8 @@ PLAN = "e79deb02a0c0e87511080836c5d4347b.pdf"
 @pytest.fixture(scope="module")
 def blocks() -> list[dict[str, Any]]:
     """The plan's text blocks as quote rows; a block of a few words is a heading ("title")."""
-    path = BENCH / "pdfs" / PLAN
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
     rows = []
-    with pymupdf.open(path) as document:
+    with dev_pdf(PLAN) as document:
         for page in document:
             for i, b in enumerate(page.get_text("blocks")):
                 text = b[4].strip()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pymupdf
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -17,7 +16,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.part_titles import named_parts, part_title, titles_asked
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import BENCH, dev_pdf
 
 SYLLABUS = "f8d3a162ab9507e021d83dd109118b60.pdf"
 
@@ -25,10 +24,7 @@ SYLLABUS = "f8d3a162ab9507e021d83dd109118b60.pdf"
 @pytest.fixture(scope="module")
 def blocks() -> list[dict[str, Any]]:
     """The syllabus's text blocks as quote rows; a block of a few words is a heading ("title")."""
-    path = BENCH / "pdfs" / SYLLABUS
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:
+    with dev_pdf(SYLLABUS) as document:
         return [
             {"quote_id": f"p{page.number}b{i}", "page_idx": page.number, "layout_idx": i, "text": b[4].strip()}
             | {"kind": "title" if len(b[4].split()) <= 12 else "text"}

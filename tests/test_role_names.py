@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pymupdf
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -16,7 +15,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.role_names import role_asked
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import BENCH, dev_pdf
 
 PLAN = "e79deb02a0c0e87511080836c5d4347b.pdf"
 
@@ -24,10 +23,7 @@ PLAN = "e79deb02a0c0e87511080836c5d4347b.pdf"
 @pytest.fixture(scope="module")
 def context() -> tuple[ContextQuote, ...]:
     """The cover as the figure the parser makes of it (its text as OCR-text), and page 4's text."""
-    path = BENCH / "pdfs" / PLAN
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:
+    with dev_pdf(PLAN) as document:
         cover = "\n".join(line.strip() for line in document[0].get_text().splitlines() if line.strip())
         fourth = " ".join(document[3].get_text().split())
     return (

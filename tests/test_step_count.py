@@ -5,25 +5,19 @@ the steps under the same lead."""
 
 from __future__ import annotations
 
-import pymupdf
-import pytest
-
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.procedures import procedures
 from interleaf.generate.protocol import AnswerRequest, ContextQuote, GeneratedAnswer
-from tests.test_answer_values import BENCH
+from tests.support.dev_half import dev_pdf
 
 GUIDE = "owners-manual-2170416.pdf"
 
 
 def _page(page: int, number: int) -> ContextQuote:
     """A page of the guide (0-based) as one text quote of the context, numbered `number`."""
-    path = BENCH / "pdfs" / GUIDE
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    with pymupdf.open(path) as document:
+    with dev_pdf(GUIDE) as document:
         text = document[page].get_text()
     return ContextQuote(f"p{page}", "text", number, "guide", GUIDE, page, "text", text)
 

@@ -95,6 +95,14 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
     "rupee": ("₹", "inr", "rupee", "rs"),
     "won": ("₩", "krw", "won"),
 }
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+
+
+def without_article(folded: str) -> str:
+    """A folded phrase without the article it opens with: "the kettle scale" -> "kettle scale"."""
+    return _ARTICLE.sub("", folded)
+
+
 _CURRENCY = re.compile(r"\b(dollar|euro|pound|yen|rupee|won)s?\b", re.I)
 # What a "what code / ID" question wants back: a token of letters and digits ("K42.7", "QSYSMODE").
 _CODE_HEADS = frozenset(("code", "codes", "id", "ids", "identifier", "identifiers", "symbol", "abbreviation"))

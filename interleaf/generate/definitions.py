@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from interleaf.evidence import fold
-from interleaf.generate.asking import Part
+from interleaf.generate.asking import Part, without_article
 from interleaf.generate.offline_scoring import Scored
 
 _ASKED = (
@@ -21,7 +21,6 @@ _ASKED = (
     re.compile(r"\bdefinition\s+of\s+(?P<term>[^?]+?)\s*(?:\?|$)", re.I),
     re.compile(r"\bwhat\s+is\s+meant\s+by\s+(?P<term>[^?]+?)\s*(?:\?|$)", re.I),
 )
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _DEFINES = re.compile(r"^(?:is|are|means|refers\s+to|is\s+defined\s+as|are\s+defined\s+as)\b")
 
 
@@ -31,7 +30,7 @@ def term_asked(question: str) -> str | None:
     for pattern in _ASKED:
         m = pattern.search(question)
         if m:
-            return _ARTICLE.sub("", fold(m.group("term")).strip()) or None
+            return without_article(fold(m.group("term")).strip()) or None
     return None
 
 
@@ -44,7 +43,7 @@ def definition_sentence(part: Part, ranked: Sequence[Scored]) -> Scored | None:
     sentences = [s for s in ranked if s.unit.kind == "sentence"]
     at = {(id(s.unit.quote), s.unit.position): s for s in sentences}
     for s in sentences:
-        text = _ARTICLE.sub("", fold(s.unit.text).strip())
+        text = without_article(fold(s.unit.text).strip())
         if text.rstrip(".:") == term:  # "Kettle scale." opens its paragraph: the next sentence says it
             following = at.get((id(s.unit.quote), s.unit.position + 1))
             if following is not None:

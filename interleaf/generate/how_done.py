@@ -22,7 +22,8 @@ _HOW = re.compile(r"^\s*how\s+(?:does|do|did|is|are|was|were|should|can|will|wou
 _PASSIVE = re.compile(
     r"^(?P<thing>[^\s,;:]+(?:\s+[^\s,;:]+){0,4}?)\s+(?:is|are|was|were)\s+(?:\w+ly\s+)?(?P<done>\w+ed)\b"
 )
-_ARTICLE = re.compile(r"^(?:the|a|an|our|its|their)\s+")
+# an article, or the owner a report names its own things by ("Our inventories are recorded ...")
+_DETERMINER = re.compile(r"^(?:the|a|an|our|its|their)\s+")
 
 
 def _stems(participle: str) -> tuple[str, ...]:
@@ -41,7 +42,7 @@ def done_to(question: str, sentence: str) -> bool:
     the thing it asks it of: "how does X record late arrivals?" and "Late arrivals are recorded ..."."""
     if not _HOW.match(question):
         return False
-    m = _PASSIVE.match(_ARTICLE.sub("", fold(sentence).strip()))
+    m = _PASSIVE.match(_DETERMINER.sub("", fold(sentence).strip()))
     if m is None:
         return False
     asked = fold(question)

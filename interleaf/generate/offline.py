@@ -235,6 +235,11 @@ def can_answer(part: Part, unit: Unit) -> bool:
     return unit.kind in (*ANSWERING, "ocr") and (part.want == "text" or gives_value(part, unit.text))
 
 
+# the sentence a question's form points to, ahead of the fitted ranker's choice: "how does A record
+# X?" -> "X is recorded ..." (how_done.py); "how does the guide define X?" -> its definition (definitions.py)
+_SENTENCE_ANSWERS = (how_done_sentence, definition_sentence)
+
+
 def _answer_part(
     part: Part,
     ranked: Sequence[Scored],
@@ -264,10 +269,9 @@ def _answer_part(
             return PartAnswer(part, earlier, ranked)
     if (named := name_by_role(part, ranked, pages)) is not None:  # "who is the claimant?"
         return PartAnswer(part, named, ranked, labels_only=named.unit.kind == "ocr")
-    if (done := how_done_sentence(part, ranked)) is not None:  # "how does A record X?": "X is recorded ..."
-        return PartAnswer(part, done, ranked)
-    if (meant := definition_sentence(part, ranked)) is not None:  # "how does the guide define X?"
-        return PartAnswer(part, meant, ranked)
+    for picked in _SENTENCE_ANSWERS:
+        if (said := picked(part, ranked)) is not None:
+            return PartAnswer(part, said, ranked)
     candidates = [s for s in ranked if can_answer(part, s.unit)]
     summed = _total_answer(part, candidates, ranked, units, ranker)
     if summed is not None:

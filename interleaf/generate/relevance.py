@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from interleaf.evidence import fold
 from interleaf.expand.instructions import told_years
-from interleaf.generate.asking import CURRENCIES, Part, asked_words, question_parts, want_label
+from interleaf.generate.asking import CURRENCIES, Part, asked_words, question_parts, want_label, without_article
 from interleaf.generate.months import MONTH_YEAR, dates_in
 from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
@@ -156,12 +156,11 @@ class PrintedLabels:
         self.labels = {" ".join(fold(c).split()) for c in _CELL.split(text) if 0 < len(c) <= _LABEL_CHARS}
 
     def __contains__(self, phrase: object) -> bool:
-        return isinstance(phrase, str) and _DETERMINER.sub("", " ".join(fold(phrase).split())) in self.labels
+        return isinstance(phrase, str) and without_article(" ".join(fold(phrase).split())) in self.labels
 
 
 _CELL = re.compile(r"\s*[|\n]\s*")
 _LABEL_CHARS = 80  # a label is a cell or a line, not a paragraph
-_DETERMINER = re.compile(r"^(?:the|a|an)\s+")
 
 
 @lru_cache(maxsize=8)
