@@ -57,6 +57,9 @@ def test_a_gold_value_counts_only_whole(corpus: Path) -> None:
     assert sentence[0].endswith("orderly."), sentence
     assert answer_correct(f"{sentence[0][:-1]} [5]. This law implies more [5].", sentence)
     assert not answer_correct(f"{sentence[0][:-9]} [5].", sentence)
+    # ... and quoted inside a sentence of the answer's own, its stop left to that sentence
+    assert answer_correct(f"The text says {sentence[0][:-1]}, in those words [5].", sentence)
+    assert not answer_correct(f"The text says {sentence[0][:-1]}ly, in those words [5].", sentence)
 
 
 def _record(q: dict, answer: str, *, abstained: bool = False, words: int = 12, relevant: bool = True) -> QuestionRecord:

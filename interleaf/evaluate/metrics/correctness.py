@@ -5,7 +5,9 @@
   sides folded the same way (`fold`): case, white space, the Unicode minus and dashes written as
   "-", thousands separators ("43,512" = "43512", and the Indian grouping "4,71,306" = "471306"),
   citation markers removed, and with them the space they leave before a stop: a gold sentence ending
-  "... before it boils." is in the answer's "... before it boils [5].". Whole: not glued to a
+  "... before it boils." is in the answer's "... before it boils [5].". A gold value's closing stop
+  is the sentence's, not the value's: "... before it boils." is also in "... before it boils, the
+  manual says", where an answer quotes it inside a sentence of its own. Whole: not glued to a
   letter, a digit or a decimal part, so a gold "3" is not in "39.4" nor "2" in "2002"
   (MMLongBench-Doc's one-digit counts would otherwise be found in most answers that print any
   number). An abstaining answer is never correct on an answerable question.
@@ -34,6 +36,7 @@ _MINUS_LIKE = re.compile("[\u2212\u2010-\u2015\ufe63\uff0d]")
 _GROUPED_NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{2,3})+(?![\d,])")
 _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_STOP = re.compile(r"\s+(?=[.,;:!?](?:\s|$))")  # "boils [5]." -> "boils ." -> "boils."
+_CLOSING_STOP = re.compile(r"(?<=\w)[.!?]$")  # "... it boils." -> "... it boils"; "U.S." keeps "U.S"
 
 
 def fold(text: str) -> str:
@@ -46,7 +49,8 @@ def fold(text: str) -> str:
 
 def holds_whole(folded_text: str, item: str) -> bool:
     """Whether `item`, folded, stands in the folded text as a whole value (see the module docstring)."""
-    return re.search(rf"(?<![\w.]){re.escape(fold(item))}(?![\w]|\.\d)", folded_text) is not None
+    value = _CLOSING_STOP.sub("", fold(item))
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", folded_text) is not None
 
 
 def answer_correct(answer: str, must_include: list[str], answerable: bool = True) -> bool:
