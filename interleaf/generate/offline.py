@@ -57,6 +57,7 @@ from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence,
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.step_count import step_answer
 from interleaf.generate.table_cells import difference, sentence_difference
+from interleaf.generate.titled import titled_sentence
 from interleaf.generate.totals import asks_total, total
 from interleaf.structure.pages import float_on_named_page
 
@@ -236,8 +237,9 @@ def can_answer(part: Part, unit: Unit) -> bool:
 
 
 # the sentence a question's form points to, ahead of the fitted ranker's choice: "how does A record
-# X?" -> "X is recorded ..." (how_done.py); "how does the guide define X?" -> its definition (definitions.py)
-_SENTENCE_ANSWERS = (how_done_sentence, definition_sentence)
+# X?" -> "X is recorded ..." (how_done.py); "how does the guide define X?" -> its definition (definitions.py);
+# "what is the title of the keynote?" -> "Keynote: Harbour Lights" (titled.py)
+_SENTENCE_ANSWERS = (how_done_sentence, definition_sentence, titled_sentence)
 
 
 def _answer_part(

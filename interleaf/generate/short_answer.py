@@ -21,6 +21,7 @@ from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
 from interleaf.generate.table_cells import Difference, asked_columns, label_columns, row_label, without_remark
+from interleaf.generate.titled import title_in
 from interleaf.generate.totals import Total
 
 NOT_ANSWERABLE = "Not answerable"
@@ -176,7 +177,7 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
         columns = asked_columns(rows, unit.row, part, labels)
         cells = [unit.row.cells[j] for j in columns if j < len(unit.row.cells)]
         return "; ".join(cells) or None
-    return _new_words(unit.text, text)
+    return title_in(part, unit.text) or _new_words(unit.text, text)
 
 
 # "which" before the superlative asks for the thing that holds the extreme, not its value
