@@ -271,6 +271,10 @@ def _direction(pick: Callable[..., float], word: str, header: str) -> Callable[.
     return pick
 
 
+# "which" before the superlative asks for the thing that holds the extreme, not its value
+WHICH_EXTREME = re.compile(r"^\W*(?:[^,?]*,\s*)?which\b", re.I)
+
+
 def _named_group(question: str, members: list[Unit], weights: dict[str, float]) -> tuple[list[Unit], str]:
     """The rows a superlative compares, and the word that picks them ("" for every row): where the
     question names a word that some row labels hold and others do not ("which setting gives
@@ -279,16 +283,27 @@ def _named_group(question: str, members: list[Unit], weights: dict[str, float]) 
 
     Worth on the MMLongBench-Doc dev half: no question's verdict moves; one right answer is now
     read from the rows its question names (before, from another model's row that happened to share
-    the method asked), and the short answer of another names the row compared."""
+    the method asked), and the short answer of another names the row compared.
+
+    Where a question asking which row holds the extreme gives a name (a word it prints capitalised)
+    that one row label of the table holds, and no other, the table compares nothing the question asks
+    about ("which setting gives Kestrel the highest ..." over a table of one "Kestrel" row among
+    others): no row. ("What share of Kestrel users ... most often ...?" asks the named row's value:
+    its rows stay.) Worth on the dev half: one answerable question more right, whose other table
+    holds the named model once."""
     columns = label_columns([u.row for u in members if u.row is not None])
     labelled = [(u, row_label(u.row, columns)) for u in members if u.row]
     asked_by = set(content_words(superlative(question)))  # "top" asks for the extreme, names no row
+    named = {w for token in question.split()[1:] if token[:1].isupper() for w in content_words(token)}
+    named = named if WHICH_EXTREME.search(question) else set()
     for word in sorted(weights.keys() - asked_by, key=lambda w: (-weights[w], w)):
         group = [(u, label) for u, label in labelled if word in content_words(label)]
         # rows of one item printed over several lines ("Ours" three times) compare nothing
         if len({label for _, label in group}) >= 2 and len(group) < len(members):
             printed = next((t for t in group[0][1].split() if word in content_words(t)), word)
             return [u for u, _ in group], re.sub(r"['’]s$", "", printed.strip("()[],;:"))
+        if len(group) == 1 and len(members) > 1 and word in named:
+            return [], ""
     return members, ""
 
 

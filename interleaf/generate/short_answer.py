@@ -16,7 +16,7 @@ from typing import Protocol
 from interleaf.expand.instructions import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.months import DAY_SPAN
-from interleaf.generate.offline_scoring import superlative
+from interleaf.generate.offline_scoring import WHICH_EXTREME, superlative
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
@@ -154,7 +154,7 @@ def _plain(answers: Sequence[_Answered]) -> str:
 
 def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> str | None:
     text = part.text or question
-    if unit.row is not None and part.want != "date" and _WHICH_EXTREME.search(text) and superlative(text):
+    if unit.row is not None and part.want != "date" and WHICH_EXTREME.search(text) and superlative(text):
         # "which setting gives Kestrel the highest recall?": the row is the answer, its
         # number only what it was chosen by (a year asked is read as a date, below)
         table = [u.row for u in units if u.quote is unit.quote and u.row is not None]
@@ -179,9 +179,6 @@ def _value_of(part: Part, unit: Unit, units: Sequence[Unit], question: str) -> s
         return "; ".join(cells) or None
     return title_in(part, unit.text) or _new_words(unit.text, text)
 
-
-# "which" before the superlative asks for the thing that holds the extreme, not its value
-_WHICH_EXTREME = re.compile(r"^\W*(?:[^,?]*,\s*)?which\b", re.I)
 
 # a span of days is one answer to "when": "June 29-Jul. 4, 2021", "March 7-12, 2019"
 _DAYS = rf"\b{DAY_SPAN},?\s+\d{{4}}\b"

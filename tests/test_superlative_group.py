@@ -1,0 +1,57 @@
+"""A "which ... gives X the highest ..." question compares the rows X names, on the dev half's paper
+on attributed answers (../shared/benchmarks/mmlongbench-dev, 2310.05634v2.pdf): its Table 3 (page 7)
+holds three ChatGPT rows, one per temperature; its Table 6 (page 8) holds one ChatGPT row among the
+other models', the highest of that table, which compares no temperatures (offline_scoring._named_group).
+The tables are read as describe reads them: the text layer's words in the parser's table boxes."""
+
+from __future__ import annotations
+
+import json
+
+from interleaf.describe.table_structure import markdown_table
+from interleaf.evaluate.metrics.correctness import answer_correct
+from interleaf.generate.config import OfflineConfig
+from interleaf.generate.offline import OfflineGenerator
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.parse.config import LayoutConfig
+from interleaf.parse.layout.parser import parse_page
+from interleaf.pdf.rules import vector_rules
+from interleaf.pdf.words import text_layer_words, words_in_box
+from tests.support.dev_half import BENCH, dev_pdf
+
+PAPER = "2310.05634v2.pdf"
+
+
+def _context() -> tuple[ContextQuote, ...]:
+    """Page 8's text and its Table 6 ahead of page 7's tables, Table 3 last, as the retriever ranked
+    them for the question; each table as its Markdown."""
+    text: list[ContextQuote] = []
+    tables: list[ContextQuote] = []
+    with dev_pdf(PAPER) as document:
+        for page_idx in (7, 6):
+            page = document[page_idx]
+            words, _ = text_layer_words(page)
+            quotes = parse_page(page, LayoutConfig()).quotes
+            for q in quotes if page_idx == 7 else reversed(quotes):
+                if q.kind == "table":
+                    md = markdown_table(words_in_box(words, q.bbox), rules=vector_rules(page).inside(q.bbox))
+                    n = len(tables) + 1
+                    tables.append(
+                        ContextQuote(f"t{n}", "image", n, "paper", PAPER, page_idx, "table", md or "", q.caption)
+                    )
+                elif page_idx == 7 and q.kind == "text" and q.text:
+                    n = len(text) + 1
+                    text.append(ContextQuote(f"x{n}", "text", n, "paper", PAPER, page_idx, "text", q.text))
+    return (*text, *tables)
+
+
+def test_the_rows_the_question_names_are_compared_not_a_table_naming_one() -> None:
+    context = _context()
+    table_6 = next(q for q in context if q.modality == "image")
+    assert "ChatGPT(0.5)" in table_6.text and table_6.page_idx == 7  # one ChatGPT row
+    gold = next(q for q in map(json.loads, (BENCH / "qa_dev.jsonl").read_text().splitlines()) if q["id"] == "mlb-D-011")
+    (answer,) = OfflineGenerator(OfflineConfig()).generate(
+        [AnswerRequest("q", gold["question"], context)], lambda p: b""
+    )
+    assert answer_correct(answer.markdown, gold["must_include"]), answer.markdown
+    assert answer.short_answer == "ChatGPT (0.1)" and "ChatGPT rows" in answer.markdown, answer.markdown
