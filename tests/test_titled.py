@@ -24,6 +24,7 @@ def test_the_kind_of_thing_a_question_asks_the_title_of() -> None:
     assert thing_asked("What is the name of the ferry in the photo?") == "ferry"
     assert thing_asked("What is the title of case study given under unit-8 in table?") == "case study"
     assert thing_asked("Who is the harbour master?") is None
+    assert thing_asked("What is the title of the of the chart?") is None  # a doubled article names nothing
 
 
 def test_the_title_printed_after_the_kind_of_thing_answers() -> None:

@@ -33,7 +33,8 @@ def thing_asked(question: str) -> str | None:
     m = _ASKED.search(question)
     if m is None:
         return None
-    return without_article(" ".join(m.group("thing").lower().replace("-", " ").split())) or None
+    thing = without_article(" ".join(m.group("thing").lower().replace("-", " ").split()))
+    return thing if thing not in ("", "the", "a", "an") else None  # "the title of the of the ..."
 
 
 def _title_after(text: str, thing: str) -> str | None:
