@@ -6,8 +6,6 @@ sales office's phone "(866) 512–1800" above the hearing's date."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -17,7 +15,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import gives_value
-from tests.support.dev_half import BENCH, dev_pdf
+from tests.support.dev_half import dev_pdf, dev_question
 
 HEARING = "e639029d16094ea71d964e2fb953952b.pdf"
 
@@ -48,7 +46,7 @@ def test_a_phone_number_is_no_date() -> None:
 
 
 def test_the_date_at_the_beginning_of_the_page(blocks: list[tuple[int, str]]) -> None:
-    q = next(json.loads(line) for line in (BENCH / "qa_dev.jsonl").read_text().splitlines() if '"mlb-D-166"' in line)
+    q = dev_question("mlb-D-166")
     # "page(1)": the file's first page and the one printed "(1)", the fifth
     context = tuple(
         ContextQuote(f"b{i}", "text", n, "h", HEARING, p, "text", t)

@@ -6,16 +6,12 @@ layout model boxed in two (parse/layout/paragraphs.py)."""
 
 from __future__ import annotations
 
-import json
-
 from interleaf.evaluate.metrics.correctness import answer_correct
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.definitions import term_asked
 from interleaf.generate.offline import OfflineGenerator
-from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from interleaf.parse.config import LayoutConfig
-from interleaf.parse.layout.parser import parse_page
-from tests.support.dev_half import BENCH, dev_pdf
+from interleaf.generate.protocol import AnswerRequest
+from tests.support.dev_half import dev_question, parsed_context
 
 SLIDES = "0e94b4197b10096b1f4c699701570fbf.pdf"
 
@@ -28,13 +24,8 @@ def test_the_term_a_question_asks_the_meaning_of() -> None:
 
 
 def test_the_sentence_after_the_run_in_heading_defines_it() -> None:
-    with dev_pdf(SLIDES) as document:  # the page's quotes as the parser makes them
-        quotes = parse_page(document[10], LayoutConfig()).quotes
-    context = tuple(
-        ContextQuote(f"q{n}", "text", n + 1, "slides", SLIDES, 10, q.kind, q.text)
-        for n, q in enumerate(q for q in quotes if q.text and q.kind in ("text", "reference"))
-    )
-    gold = next(q for q in map(json.loads, (BENCH / "qa_dev.jsonl").read_text().splitlines()) if q["id"] == "mlb-D-004")
+    context = parsed_context(SLIDES, (10,), ("text", "reference"))  # the page's quotes as the parser makes them
+    gold = dev_question("mlb-D-004")
     request = AnswerRequest("q", gold["question"], context)
     (answer,) = OfflineGenerator(OfflineConfig()).generate([request], lambda p: b"")
     assert answer_correct(answer.markdown, gold["must_include"]), answer.markdown

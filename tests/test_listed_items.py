@@ -5,7 +5,6 @@ The answer is checked as the product checks it, and scored by the benchmark's ru
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.listed_items import items_asked, listed_items
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from tests.support.dev_half import BENCH, dev_pdf
+from tests.support.dev_half import dev_pdf, dev_question
 
 SYLLABUS = "f8d3a162ab9507e021d83dd109118b60.pdf"
 
@@ -51,7 +50,7 @@ def test_each_case_study_is_counted_once(lines: list[dict[str, Any]]) -> None:
 
 
 def test_the_count_is_answered_and_backed(lines: list[dict[str, Any]]) -> None:
-    q = next(json.loads(line) for line in (BENCH / "qa_dev.jsonl").read_text().splitlines() if '"mlb-D-246"' in line)
+    q = dev_question("mlb-D-246")
     found = listed_items(lines, items_asked(q["question"]) or [])
     by_id = {r["quote_id"]: r for r in lines}
     quotes = tuple(

@@ -6,8 +6,6 @@ unanswerable twin), it is not."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from interleaf.evaluate.mmlongbench import score
@@ -15,7 +13,7 @@ from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.role_names import role_asked
-from tests.support.dev_half import BENCH, dev_pdf
+from tests.support.dev_half import dev_pdf, dev_question
 
 PLAN = "e79deb02a0c0e87511080836c5d4347b.pdf"
 
@@ -41,13 +39,8 @@ def test_the_role_a_question_asks_the_holder_of() -> None:
 
 
 def test_the_name_over_the_role_on_the_page_named(context: tuple[ContextQuote, ...]) -> None:
-    questions = {
-        json.loads(line)["id"]: json.loads(line)
-        for line in (BENCH / "qa_dev.jsonl").read_text().splitlines()
-        if '"mlb-D-13' in line
-    }
     generator = OfflineGenerator(OfflineConfig())
-    first, last = questions["mlb-D-130"], questions["mlb-D-131"]
+    first, last = dev_question("mlb-D-130"), dev_question("mlb-D-131")
     (a,) = generator.generate(
         [AnswerRequest("q", first["question"], context, named_pages=frozenset({("plan", 0)}))], lambda p: b""
     )

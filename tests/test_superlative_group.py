@@ -7,8 +7,6 @@ The tables are read as describe reads them: the text layer's words in the parser
 
 from __future__ import annotations
 
-import json
-
 from interleaf.describe.table_structure import markdown_table
 from interleaf.evaluate.metrics.correctness import answer_correct
 from interleaf.generate.config import OfflineConfig
@@ -18,7 +16,7 @@ from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout.parser import parse_page
 from interleaf.pdf.rules import vector_rules
 from interleaf.pdf.words import text_layer_words, words_in_box
-from tests.support.dev_half import BENCH, dev_pdf
+from tests.support.dev_half import dev_pdf, dev_question
 
 PAPER = "2310.05634v2.pdf"
 
@@ -50,7 +48,7 @@ def test_the_rows_the_question_names_are_compared_not_a_table_naming_one() -> No
     context = _context()
     table_6 = next(q for q in context if q.modality == "image")
     assert "ChatGPT(0.5)" in table_6.text and table_6.page_idx == 7  # one ChatGPT row
-    gold = next(q for q in map(json.loads, (BENCH / "qa_dev.jsonl").read_text().splitlines()) if q["id"] == "mlb-D-011")
+    gold = dev_question("mlb-D-011")
     (answer,) = OfflineGenerator(OfflineConfig()).generate(
         [AnswerRequest("q", gold["question"], context)], lambda p: b""
     )

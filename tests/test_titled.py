@@ -5,16 +5,12 @@ Thinking Case Study- <its title>—submit on ...", under the heading "Unit 8 Key
 
 from __future__ import annotations
 
-import json
-
 from interleaf.evaluate.metrics.correctness import answer_correct
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
-from interleaf.generate.protocol import AnswerRequest, ContextQuote
+from interleaf.generate.protocol import AnswerRequest
 from interleaf.generate.titled import thing_asked
-from interleaf.parse.config import LayoutConfig
-from interleaf.parse.layout.parser import parse_page
-from tests.support.dev_half import BENCH, dev_pdf
+from tests.support.dev_half import dev_question, parsed_context
 
 OUTLINE = "f8d3a162ab9507e021d83dd109118b60.pdf"
 
@@ -28,13 +24,8 @@ def test_the_kind_of_thing_a_question_asks_the_title_of() -> None:
 
 
 def test_the_title_printed_after_the_kind_of_thing_answers() -> None:
-    with dev_pdf(OUTLINE) as document:  # the pages' quotes as the parser makes them
-        quotes = [(page, q) for page in (5, 6) for q in parse_page(document[page], LayoutConfig()).quotes]
-    context = tuple(
-        ContextQuote(f"q{n}", "text", n + 1, "outline", OUTLINE, page, q.kind, q.text)
-        for n, (page, q) in enumerate((p, q) for p, q in quotes if q.text and q.kind in ("text", "reference", "title"))
-    )
-    gold = next(q for q in map(json.loads, (BENCH / "qa_dev.jsonl").read_text().splitlines()) if q["id"] == "mlb-D-245")
+    context = parsed_context(OUTLINE, (5, 6), ("text", "reference", "title"))
+    gold = dev_question("mlb-D-245")
     request = AnswerRequest("q", gold["question"], context)
     (answer,) = OfflineGenerator(OfflineConfig()).generate([request], lambda p: b"")
     assert answer_correct(answer.markdown, gold["must_include"]), answer.markdown

@@ -294,8 +294,12 @@ def _named_group(question: str, members: list[Unit], weights: dict[str, float]) 
     columns = label_columns([u.row for u in members if u.row is not None])
     labelled = [(u, row_label(u.row, columns)) for u in members if u.row]
     asked_by = set(content_words(superlative(question)))  # "top" asks for the extreme, names no row
-    named = {w for token in question.split()[1:] if token[:1].isupper() for w in content_words(token)}
-    named = named if WHICH_EXTREME.search(question) else set()
+    # the names a "which ..." question gives: the words it prints capitalised, its first word aside
+    named = (
+        {w for token in question.split()[1:] if token[:1].isupper() for w in content_words(token)}
+        if WHICH_EXTREME.search(question)
+        else set()
+    )
     for word in sorted(weights.keys() - asked_by, key=lambda w: (-weights[w], w)):
         group = [(u, label) for u, label in labelled if word in content_words(label)]
         # rows of one item printed over several lines ("Ours" three times) compare nothing

@@ -1,14 +1,19 @@
 """MMLongBench-Doc's dev half beside the repository (../shared/benchmarks/mmlongbench-dev), for the
-tests that read its PDFs: a test is skipped, naming the path, where the file is not there."""
+tests that read its PDFs and questions: a test is skipped, naming the path, where a file is not there."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pymupdf
 import pytest
 
+from interleaf.generate.protocol import ContextQuote
+from interleaf.parse.config import LayoutConfig
+from interleaf.parse.layout.parser import parse_page
 from tests.conftest import CORPUS
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
@@ -22,3 +27,23 @@ def dev_pdf(name: str) -> Iterator[pymupdf.Document]:
         pytest.skip(f"{path} is not here")
     with pymupdf.open(path) as document:
         yield document
+
+
+def dev_question(question_id: str) -> dict[str, Any]:
+    """The dev half's question `question_id` as qa_dev.jsonl gives it (question, answer, must_include)."""
+    path = BENCH / "qa_dev.jsonl"
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    return next(q for q in map(json.loads, path.read_text().splitlines()) if q["id"] == question_id)
+
+
+def parsed_context(name: str, pages: Iterable[int], kinds: Iterable[str]) -> tuple[ContextQuote, ...]:
+    """The quotes of the kinds given on the PDF's pages (0-based, in that order), as the parser makes
+    them, numbered as a context of text quotes in that order."""
+    kinds = set(kinds)
+    with dev_pdf(name) as document:
+        quotes = [(page, q) for page in pages for q in parse_page(document[page], LayoutConfig()).quotes]
+    kept = [(page, q) for page, q in quotes if q.text and q.kind in kinds]
+    return tuple(
+        ContextQuote(f"q{n}", "text", n + 1, name, name, page, q.kind, q.text) for n, (page, q) in enumerate(kept)
+    )
