@@ -32,7 +32,8 @@ def test_the_forms_of_a_count_over_the_whole_document() -> None:
     assert count_asked('How many tables include "F1" as a metric?') == CountAsked("table", None, "F1")
     assert count_asked('How many figures in the paper show "BLEU"?') == CountAsked("figure", "paper", "BLEU")
     assert count_asked("How many pie charts are there in the paper?") is None
-    assert count_asked("How many figures are there in the Appendix in the paper?") is None
+    # the appendix, a part the count can find (from the heading that opens it to the end)
+    assert count_asked("How many figures are there in the Appendix in the paper?") == CountAsked("figure", "Appendix")
 
 
 def test_a_count_over_a_part_of_the_document_is_left_to_the_ranked_answer(corpus_warehouse: IngestedWarehouse) -> None:
@@ -46,8 +47,44 @@ def test_a_count_over_a_part_of_the_document_is_left_to_the_ranked_answer(corpus
     whole = numbered_items(rows, CountAsked("table", "paper"))
     assert whole is not None and len(whole) == len(printed_labels("dpr-emnlp2020.pdf", "Table"))
     assert any(r["kind"] == "title" and r["text"].split()[-1] == "Introduction" for r in rows)
-    assert numbered_items(rows, CountAsked("table", "appendix")) is None
     assert numbered_items(rows, CountAsked("table", "introduction")) is None
+    assert numbered_items(rows, CountAsked("table", "section")) is None
+
+
+def captions_after_the_references(name: str, word: str) -> list[str]:
+    """The numbers of the captions a paper's text layer first prints on a page after the one its
+    "References" heading opens: its appendix, which a paper prints after its references."""
+    first: dict[str, int] = {}
+    references = None
+    with pymupdf.open(CORPUS / "docs" / name) as doc:
+        for i, page in enumerate(doc):
+            for line in page.get_text().split("\n"):
+                references = i if references is None and line.strip() == "References" else references
+                if m := re.match(rf"^\s*{word}\s+(\d+)\s*:", line):
+                    first.setdefault(m.group(1), i)
+    assert references is not None
+    return sorted((n for n, page in first.items() if page > references), key=int)
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [("dpr-emnlp2020.pdf", "table"), ("mavis-aaai2026.pdf", "table"), ("mavis-aaai2026.pdf", "figure")],
+)
+def test_a_count_in_the_appendix_is_the_items_captioned_there(
+    corpus_warehouse: IngestedWarehouse, name: str, family: str
+) -> None:
+    """The appendix opens at its first lettered section ("A ...", with a "B ..." after it) where no
+    heading names it; a table of the body a sentence there names ("Table 3. This is due ...") is
+    not one of its items."""
+    rows = sql_rows(
+        corpus_warehouse.root,
+        "SELECT q.quote_id, q.page_idx, q.layout_idx, q.kind, q.text, q.caption FROM quotes q "
+        f"JOIN documents d USING (doc_id) WHERE d.name = '{name}'",
+    )
+    expected = captions_after_the_references(name, family.capitalize())
+    assert len(expected) >= 3
+    counted = numbered_items(rows, CountAsked(family, "appendix"))
+    assert counted is not None and sorted((label.number for label, _ in counted), key=int) == expected
 
 
 @pytest.mark.parametrize(
