@@ -45,14 +45,22 @@ from interleaf.generate.offline_scoring import (
     Scored,
     score_units,
 )
-from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
+from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of, where
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
 from interleaf.generate.part_titles import titles_answer
-from interleaf.generate.protocol import AnswerRequest, GeneratedAnswer, ImageLoader, InputMode, relevance_order
+from interleaf.generate.protocol import (
+    AnswerRequest,
+    ContextQuote,
+    GeneratedAnswer,
+    ImageLoader,
+    InputMode,
+    relevance_order,
+)
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.role_names import name_by_role
 from interleaf.generate.row_choice import extreme_instead, extreme_note, named_row_instead, row_instead
+from interleaf.generate.sentences import TableRow
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.step_count import step_answer
@@ -291,10 +299,22 @@ def _answer_part(
     worked_out = None
     if first.unit.row is not None:
         table = [u.row for u in units if u.quote is first.unit.quote and u.row is not None]
-        worked_out = difference(part, table, first.unit.row)
+        worked_out = difference(part, table, first.unit.row, _other_tables(first.unit.quote, units))
+        if worked_out is not None and worked_out.elsewhere:  # the other table named where it is: "in Table 2 (page 6)"
+            there = next(u.quote for u in units if u.quote.quote_id == worked_out.elsewhere)
+            worked_out = replace(worked_out, named=f"{worked_out.named} in {where(there)}")
     elif first.unit.kind == "sentence":
         worked_out = sentence_difference(part, first.unit.text)
     return PartAnswer(part, first, ranked, extreme=extreme_note(first, part, units), worked_out=worked_out)
+
+
+def _other_tables(quote: ContextQuote, units: Sequence[Unit]) -> dict[str, list[TableRow]]:
+    """quote id -> the rows of each table of the context but `quote`'s."""
+    tables: dict[str, list[TableRow]] = {}
+    for u in units:
+        if u.row is not None and u.quote is not quote:
+            tables.setdefault(u.quote.quote_id, []).append(u.row)
+    return tables
 
 
 def _total_answer(

@@ -144,6 +144,9 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
     assert chosen is not None
     q = chosen.unit.quote
     image = f" ![{image_alt(q)}](image{q.number})"
+    if isinstance(answer.worked_out, Difference) and answer.worked_out.elsewhere:  # the other table a value is from
+        there = next(u.quote for u in units if u.quote.quote_id == answer.worked_out.elsewhere)
+        image += f" ![{image_alt(there)}](image{there.number})"
     if chosen.unit.row is not None:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)

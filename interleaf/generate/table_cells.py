@@ -15,8 +15,8 @@ out from the two cells, written beside them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -151,24 +151,35 @@ class Difference:
     first: str
     second: str
     unit: str = ""
+    # where one of the two comes from another table than the chosen row's: that table's quote id, and
+    # how the answer names the cell there ("SituatedQA 63.2%", which the caller may place: "... in
+    # Table 2 (page 6)"); "" where both are the row's
+    elsewhere: str = ""
+    named: str = ""
 
     def written(self) -> str:
         """How the answer states it: the difference, and the two cells it comes from."""
         u = self.unit
-        return f"a difference of {self.value}{u} ({self.first}{u} − {self.second}{u})"
+        other = f"; {self.named}" if self.named else ""
+        return f"a difference of {self.value}{u} ({self.first}{u} − {self.second}{u}{other})"
 
 
 def asks_difference(text: str) -> bool:
     return _DIFFERENCE.search(text) is not None
 
 
-def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Difference | None:
+def difference(
+    part: Part, rows: Sequence[TableRow], chosen: TableRow, elsewhere: Mapping[str, Sequence[TableRow]] | None = None
+) -> Difference | None:
     """For a part asking how much two values differ: the chosen row's asked cell and the compared
     row's (`side_rows`) in the same column, or, with no row compared, the chosen row's two asked
-    columns ("on CityQuests compared to WebTrivia History"). None where the table does not give
-    exactly two such numbers."""
+    columns ("on CityQuests compared to WebTrivia History"), or its one asked column and the same
+    row's in another table (`elsewhere`) that has the other column the part names. None where the
+    tables do not give exactly two such numbers. A value's spread printed after it in brackets
+    ("79.9% (1.0%)") is not a second number."""
     if not asks_difference(part.text) or max(len(r.cells) for r in rows) < 2:
         return None
+    found = None
     labels = label_columns(rows)
     columns = asked_columns(rows, chosen, part, labels)
     others = side_rows(part, rows, chosen, labels)
@@ -176,13 +187,49 @@ def difference(part: Part, rows: Sequence[TableRow], chosen: TableRow) -> Differ
         cells = (_cell(chosen, columns[0]), _cell(others[0], columns[0]))
     elif len(columns) == 2 and not others:
         cells = (_cell(chosen, columns[0]), _cell(chosen, columns[1]))
+    elif len(columns) == 1 and (found := _same_row_elsewhere(part, chosen, labels, columns[0], elsewhere or {})):
+        cells = (_cell(chosen, columns[0]), found[0])
     else:
         return None
+    cells = tuple(_SPREAD.sub("", c) for c in cells)
     printed = [PRINTED_NUMBER.findall(c) for c in cells]
     if any(len(numbers_in(c)) != 1 or len(p) != 1 or _SIGNED.search(c) for c, p in zip(cells, printed, strict=True)):
         return None  # not one plain number each (a signed value, a range: not worked out here)
     percent = all(re.search(rf"{PRINTED_NUMBER.pattern}\s*%", c) for c in cells)
-    return _worked_out(printed[0][0], printed[1][0], "%" if percent else "")
+    worked_out = _worked_out(printed[0][0], printed[1][0], "%" if percent else "")
+    if found is None:
+        return worked_out
+    # the other table's cell named by its column, for the answer to say where it comes from
+    return replace(worked_out, elsewhere=found[2], named=f"{found[1]} {cells[1]}")
+
+
+# a value's spread printed after it: "79.9% (1.0%)", "85.9(2.5)", "0.41 (±0.02)"
+_SPREAD = re.compile(r"(?<=\S)\s*\(\s*(?:±|\+/-)?\s*\d[\d.,]*\s*%?\s*\)\s*$")
+
+
+def _same_row_elsewhere(
+    part: Part, chosen: TableRow, labels: list[int], column: int, elsewhere: Mapping[str, Sequence[TableRow]]
+) -> tuple[str, str, str] | None:
+    """(cell, its column's header, the table's quote id) of the row labelled as the chosen one is
+    ("GPT-4"), in the one other table whose column the part names, under another header than the
+    chosen column's: the other side of a difference a question draws across two tables ("the
+    accuracy of GPT-4 on Okapi-QA compared to Vireo Chemistry"). Worth on the MMLongBench-Doc dev
+    half: one answerable question more right (of 234); the corpus dev sets do not move."""
+    own = _label_text(chosen, labels).casefold()
+    header = chosen.header[column] if column < len(chosen.header) else ""
+    words = set(content_words(part.text))
+    found = []
+    for quote_id, table in elsewhere.items():
+        table_labels = label_columns(table)
+        for row in table:
+            if not own or _label_text(row, table_labels).casefold() != own:
+                continue
+            found += [
+                (row.cells[j], row.header[j], quote_id)
+                for j in asked_columns(table, row, part, table_labels)
+                if j < len(row.header) and row.header[j] != header and words & set(content_words(row.header[j]))
+            ]
+    return found[0] if len(found) == 1 else None
 
 
 def sentence_difference(part: Part, sentence: str) -> Difference | None:

@@ -11,9 +11,12 @@ from typing import Any
 import pymupdf
 import pytest
 
+from interleaf.describe.table_structure import markdown_table
 from interleaf.generate.protocol import ContextQuote
 from interleaf.parse.config import LayoutConfig
 from interleaf.parse.layout.parser import parse_page
+from interleaf.pdf.rules import vector_rules
+from interleaf.pdf.words import text_layer_words, words_in_box
 from tests.conftest import CORPUS
 
 BENCH = CORPUS.parent / "benchmarks" / "mmlongbench-dev"
@@ -47,3 +50,19 @@ def parsed_context(name: str, pages: Iterable[int], kinds: Iterable[str]) -> tup
     return tuple(
         ContextQuote(f"q{n}", "text", n + 1, name, name, page, q.kind, q.text) for n, (page, q) in enumerate(kept)
     )
+
+
+def parsed_tables(name: str, pages: Iterable[int]) -> tuple[ContextQuote, ...]:
+    """The tables the parser finds on the PDF's pages (0-based, in that order), each as describe
+    reads it: the text layer's words in the table's box, as Markdown; numbered as images in that order."""
+    out: list[ContextQuote] = []
+    with dev_pdf(name) as document:
+        for page_idx in pages:
+            page = document[page_idx]
+            words, _ = text_layer_words(page)
+            for q in parse_page(page, LayoutConfig()).quotes:
+                if q.kind == "table":
+                    md = markdown_table(words_in_box(words, q.bbox), rules=vector_rules(page).inside(q.bbox))
+                    n = len(out) + 1
+                    out.append(ContextQuote(f"t{n}", "image", n, name, name, page_idx, "table", md or "", q.caption))
+    return tuple(out)
