@@ -77,6 +77,10 @@ class AnswerRequest:
     # a question counting the items its document lists under one name ("how many kettle drills are
     # included?"): (the item's title, quote id) for each, those quotes in `quotes` (listed_items.py)
     listed: tuple[tuple[str, str], ...] = ()
+    # a question asking a ratio its name spells out ("the gross profit to total assets ratio for
+    # 2023"): (the years' line and the item's line as printed, quote id) of each statement line it is
+    # worked out from, those quotes in `quotes` (statement_ratios.py); empty for any other question
+    ratio_lines: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
