@@ -40,6 +40,15 @@ def test_a_charts_printed_values_are_rows_under_its_column_labels() -> None:
     assert not any("Source" in r.cells[0] or "Note" in r.cells[0] for r in rows)  # notes end in words
 
 
+def test_column_labels_of_several_words_each_a_capital_opens() -> None:
+    """A chart's legend printed as one line, "A great deal A fair amount Not too much Nothing at all",
+    over rows of four values: four column labels."""
+    text = _figure_text("PG_2020.05.21_International-Cooperation-COVID_FINAL.pdf", 8, (237.6, 264.9, 547.2, 526.2))
+    by_label = {r.cells[0]: r for r in figure_rows(text)}
+    assert by_label["Hispanic"].cells == ("Hispanic", "53%", "33%", "11%", "3%"), by_label
+    assert by_label["Hispanic"].header == ("", "A great deal", "A fair amount", "Not too much", "Nothing at all")
+
+
 def test_a_line_charts_bare_data_labels_are_no_rows() -> None:
     """Lines of data labels with no row label ("63 60 61 61 59 58 59") say nothing a row can."""
     text = _figure_text("PP_2020.08.06_COVID-19-Restrictions_FINAL-1.pdf", 18, (313.3, 215.7, 539.0, 323.7))
