@@ -172,7 +172,7 @@ def _distribute(part: str, is_label: Callable[[str], bool] | None = None) -> lis
         head, tail = part[: each.start()], part[each.end() :]
         lead = each.group(1)[: -len(left)]
         return [f"{head}{lead}{left}{tail}".strip(), f"{head}{lead}{right}{tail}".strip()]
-    wh = _wh_phrase(part)
+    wh = wh_phrase(part)
     if wh is not None:
         start, end = wh
         phrase = part[start:end]
@@ -214,7 +214,7 @@ def _asking(part: str) -> re.Match[str] | None:
     return _ASKING.search(QUOTED.sub(lambda q: "_" * len(q.group(0)), part))
 
 
-def _wh_phrase(part: str) -> tuple[int, int] | None:
+def wh_phrase(part: str) -> tuple[int, int] | None:
     """The span of what the first wh-word asks about: "what [Top-5 ranking accuracy] does",
     "what is the [three-year retention rate] for", "how many [visitors] get"."""
     m = _asking(part)
@@ -244,7 +244,7 @@ def _noun_follows(words: list[re.Match[str]], i: int) -> bool:
 
 
 def _part(text: str, numbers: frozenset[str], sources: list[tuple[int, int, str]], question: str) -> Part:
-    wh = _wh_phrase(text)
+    wh = wh_phrase(text)
     focus_text = text[wh[0] : wh[1]] if wh else ""
     asked_in = _asking(text)
     if asked_in and asked_in.group(0).split()[0].casefold() not in _ENGLISH_WH:

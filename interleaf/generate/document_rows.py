@@ -1,5 +1,5 @@
 """The quotes of a few documents as Python rows, for the answer steps that read a question's whole
-document rather than its retrieved context (item_count.py, part_titles.py, listed_items.py, statement_ratios.py)."""
+document rather than its retrieved context (item_count.py, part_titles.py, listed_items.py, statement_values.py)."""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ from interleaf.generate.row_choice import extreme_instead, extreme_note, named_r
 from interleaf.generate.sentences import TableRow
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
-from interleaf.generate.statement_ratios import ratio_answer
+from interleaf.generate.statement_values import statement_answer
 from interleaf.generate.step_count import step_answer
 from interleaf.generate.table_cells import difference, sentence_difference
 from interleaf.generate.titled import titled_sentence
@@ -151,8 +151,8 @@ class OfflineGenerator:
         if request.listed:  # "how many kettle drills are included?": the items listed under that name
             markdown, count = listed_answer(request)
             return Composed(markdown, True, short_answer=count)
-        if request.ratio_lines:  # "the gross profit to total assets ratio?": worked out from the statements
-            markdown, ratio = ratio_answer(request)
+        if request.statement_lines:  # "the gross profit to total assets ratio?": read from the statements
+            markdown, ratio = statement_answer(request)
             return Composed(markdown, True, short_answer=ratio)
         if request.named_parts:  # "what are the names of Lesson 1 and Lesson 2?": read where each is named
             markdown, titles = titles_answer(request)

@@ -78,9 +78,10 @@ class AnswerRequest:
     # included?"): (the item's title, quote id) for each, those quotes in `quotes` (listed_items.py)
     listed: tuple[tuple[str, str], ...] = ()
     # a question asking a ratio its name spells out ("the gross profit to total assets ratio for
-    # 2023"): (the years' line and the item's line as printed, quote id) of each statement line it is
-    # worked out from, those quotes in `quotes` (statement_ratios.py); empty for any other question
-    ratio_lines: tuple[tuple[str, str], ...] = ()
+    # 2023") or a line item by its name ("what goodwill does Kestrel have for 2023?"): (the years'
+    # line and the item's line as printed, quote id) of each statement line it is read from, those
+    # quotes in `quotes` (statement_values.py); empty for any other question
+    statement_lines: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

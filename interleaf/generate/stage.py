@@ -29,7 +29,7 @@ from interleaf.generate.protocol import (
     relevance_order,
 )
 from interleaf.generate.sentences import strip_marks
-from interleaf.generate.statement_ratios import ratio_lines
+from interleaf.generate.statement_values import statement_lines
 from interleaf.kinds import modality_of
 from interleaf.stage import StageInput, StageOutput
 from interleaf.structure.pages import floats_by_page, named_pages, page_numbering, page_references
@@ -108,8 +108,8 @@ def build_requests(
     of_one_document = [(q["question_id"], q["question"], q["doc_ids"] or ()) for q in asked]
     titled = parts_named(quotes, of_one_document)
     listed = items_listed(quotes, of_one_document)
-    ratios = ratio_lines(quotes, of_one_document)
-    joining = (*counts.values(), *titled.values(), *listed.values(), *ratios.values())
+    statements = statement_lines(quotes, of_one_document)
+    joining = (*counts.values(), *titled.values(), *listed.values(), *statements.values())
     extra = {quote_id for items in joining for _, quote_id in items}
     rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked} | extra)
     docs = documents.select(["doc_id", "name", "title"]).to_pylist()
@@ -127,8 +127,8 @@ def build_requests(
             random.Random(f"{config.seed}:{q['question_id']}").shuffle(ids)
         counted = counts.get(q["question_id"], ())
         named, items = titled.get(q["question_id"], ()), listed.get(q["question_id"], ())
-        ratio = ratios.get(q["question_id"], ())
-        joined = dict.fromkeys(i for _, i in (*counted, *named, *items, *ratio))
+        statement = statements.get(q["question_id"], ())
+        joined = dict.fromkeys(i for _, i in (*counted, *named, *items, *statement))
         ids += [quote_id for quote_id in joined if quote_id not in ids]
         context = context_quotes(ids, rows, names, titles, config.image_text, scores.get(q["question_id"], {}))
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
@@ -138,7 +138,7 @@ def build_requests(
         floats = frozenset().union(*(on_page.get(p, ()) for p in pages))
         requests.append(
             AnswerRequest(
-                q["question_id"], q["question"], context, cs, in_scope, pages, floats, counted, named, items, ratio
+                q["question_id"], q["question"], context, cs, in_scope, pages, floats, counted, named, items, statement
             )
         )
     return requests

@@ -1,4 +1,4 @@
-"""A ratio its name spells out (statement_ratios.py), worked out from the statements of two of the
+"""A ratio its name spells out (statement_values.py), worked out from the statements of two of the
 dev half's annual reports (../shared/benchmarks/mmlongbench-dev): Amazon's 2017 statement of
 operations (page 38), balance sheet (page 40) and a note's table printing "Other long-term debt"
 (page 56); Best Buy's 2023 statement of earnings (page 40), balance sheet (page 39) and the
@@ -16,7 +16,15 @@ from interleaf.evaluate.metrics.correctness import answer_correct
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest
-from interleaf.generate.statement_ratios import RatioAsked, ratio_asked, ratio_lines, statement_lines, worked_ratio
+from interleaf.generate.statement_values import (
+    ItemAsked,
+    RatioAsked,
+    item_asked,
+    printed_lines,
+    ratio_asked,
+    statement_asked,
+    statement_lines,
+)
 from tests.support.dev_half import dev_question, parsed_context
 
 AMAZON, BEST_BUY = "AMAZON_2017_10K.pdf", "BESTBUY_2023_10K.pdf"
@@ -36,15 +44,22 @@ def test_the_ratio_a_question_names() -> None:
     assert ratio_asked("What is the net sales to total assets ratio?") is None  # no year named
 
 
+def test_the_line_item_a_question_names() -> None:
+    assert item_asked("What goodwill does Kestrel have for fiscal 2023?") == ItemAsked("goodwill", 2023)
+    assert item_asked("What is the total current assets in FY2019 for Okapi?") == ItemAsked(
+        "total current assets", 2019
+    )
+    assert item_asked("How many kettles did Vireo sell in 2020?") is None  # a count, not a line's value
+    assert item_asked("What is Okapi's FY2019 net sales to total assets ratio?") is None  # a ratio
+    assert item_asked("What is the harbour master's name?") is None  # no year named
+
+
 def _answer(name: str, pages: tuple[int, ...], question_id: str) -> tuple[str, str]:
     context = parsed_context(name, pages, _KINDS)
     gold = dev_question(question_id)
-    asked = ratio_asked(gold["question"])
-    assert asked is not None
-    lines = [(printed, q.quote_id) for q in context for _, _, printed in statement_lines(q.text)]
-    worked = worked_ratio(asked, (line for text, _ in lines for line in statement_lines(text)))
-    assert worked is not None
-    request = AnswerRequest("q", gold["question"], context, ratio_lines=tuple(lines))
+    assert statement_asked(gold["question"]) is not None
+    lines = [(printed, q.quote_id) for q in context for _, _, printed in printed_lines(q.text)]
+    request = AnswerRequest("q", gold["question"], context, statement_lines=tuple(lines))
     (answer,) = OfflineGenerator(OfflineConfig()).generate([request], lambda p: b"")
     assert answer_correct(answer.markdown, gold["must_include"]), answer.markdown
     return answer.markdown, answer.short_answer
@@ -62,14 +77,21 @@ def test_a_label_printed_with_two_values_takes_the_one_most_lines_print() -> Non
     """ "Gross profit" is 9,912 on the statement of earnings and in the segment table's company rows,
     9,106 for the Domestic segment: the company's 9,912 over total assets 15,803."""
     context = parsed_context(BEST_BUY, (24, 38, 39), _KINDS)
-    printed = [read for q in context for label, read, _ in statement_lines(q.text) if label == "Gross profit"]
+    printed = [read for q in context for label, read, _ in printed_lines(q.text) if label == "Gross profit"]
     assert {r[2023] for r in printed} == {Decimal(9912), Decimal(9106)}  # the page holds both
     markdown, short = _answer(BEST_BUY, (24, 38, 39), "mlb-D-291")
     assert short == "0.627" and "Gross profit 9,912" in markdown and "Total assets 15,803" in markdown, markdown
 
 
+def test_a_line_item_s_value_for_the_year_asked() -> None:
+    """The balance sheet's Goodwill line, 1,383 for the fiscal year ending January 28, 2023 (1,384
+    the year before)."""
+    markdown, short = _answer(BEST_BUY, (38,), "mlb-D-290")
+    assert short == "1383" and re.search(r"Goodwill for 2023 is 1,383 \[\d+\]", markdown), markdown
+
+
 def test_the_lines_a_document_s_ratio_question_is_worked_out_from_join_its_context() -> None:
-    """ratio_lines over a quotes table of the three Amazon pages: only the lines of the two items."""
+    """statement_lines over a quotes table of the three Amazon pages: only the lines of the two items."""
     context = parsed_context(AMAZON, (37, 39, 55), _KINDS)
     quotes = pa.table(
         {
@@ -83,7 +105,7 @@ def test_the_lines_a_document_s_ratio_question_is_worked_out_from_join_its_conte
         }
     )
     gold = dev_question("mlb-D-272")
-    found = ratio_lines(quotes, [("q", gold["question"], ("amazon",)), ("other", "How many kettles?", ("amazon",))])
+    found = statement_lines(quotes, [("q", gold["question"], ("amazon",)), ("other", "How many kettles?", ("amazon",))])
     assert list(found) == ["q"]
     labels = [line.split("\n")[1].rsplit(" ", 2)[0] for line, _ in found["q"]]
     assert labels == ["Interest expense (459)", "Long-term debt"], found
