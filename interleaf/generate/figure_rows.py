@@ -92,7 +92,7 @@ def _header(line: str, segments: list[tuple[str, list[str]]], width: int) -> tup
         return ("", *tokens)
     phrases = _capitalised_phrases(tokens)
     if not words and len(phrases) == width and not any(_VALUE.search(t) for t in tokens):
-        # "A great deal A fair amount Not too much Nothing at all". Worth on the MMLongBench-Doc dev
+        # "Very often Now and then Hardly ever". Worth on the MMLongBench-Doc dev
         # half: one answerable question more right (of 234), a chart's share read under the column
         # the question names; the corpus dev sets do not move
         return ("", *phrases)

@@ -151,7 +151,7 @@ class OfflineGenerator:
         if request.listed:  # "how many kettle drills are included?": the items listed under that name
             markdown, count = listed_answer(request)
             return Composed(markdown, True, short_answer=count)
-        if request.statement_lines:  # "the gross profit to total assets ratio?": read from the statements
+        if request.statement_lines:  # "the inventory to total equity ratio?": read from the statements
             markdown, ratio = statement_answer(request)
             return Composed(markdown, True, short_answer=ratio)
         if request.named_parts:  # "what are the names of Lesson 1 and Lesson 2?": read where each is named

@@ -77,8 +77,8 @@ class AnswerRequest:
     # a question counting the items its document lists under one name ("how many kettle drills are
     # included?"): (the item's title, quote id) for each, those quotes in `quotes` (listed_items.py)
     listed: tuple[tuple[str, str], ...] = ()
-    # a question asking a ratio its name spells out ("the gross profit to total assets ratio for
-    # 2023") or a line item by its name ("what goodwill does Kestrel have for 2023?"): (the years'
+    # a question asking a ratio its name spells out ("the inventory to total equity ratio for
+    # 2023") or a line item by its name ("what deferred revenue does Kestrel have for 2023?"): (the years'
     # line and the item's line as printed, quote id) of each statement line it is read from, those
     # quotes in `quotes` (statement_values.py); empty for any other question
     statement_lines: tuple[tuple[str, str], ...] = ()

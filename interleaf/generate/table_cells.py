@@ -152,7 +152,7 @@ class Difference:
     second: str
     unit: str = ""
     # where one of the two comes from another table than the chosen row's: that table's quote id, and
-    # how the answer names the cell there ("SituatedQA 63.2%", which the caller may place: "... in
+    # how the answer names the cell there ("Okapi-QA 58.1%", which the caller may place: "... in
     # Table 2 (page 6)"); "" where both are the row's
     elsewhere: str = ""
     named: str = ""
@@ -176,7 +176,7 @@ def difference(
     columns ("on CityQuests compared to WebTrivia History"), or its one asked column and the same
     row's in another table (`elsewhere`) that has the other column the part names. None where the
     tables do not give exactly two such numbers. A value's spread printed after it in brackets
-    ("79.9% (1.0%)") is not a second number."""
+    ("61.4% (0.7%)") is not a second number."""
     if not asks_difference(part.text) or max(len(r.cells) for r in rows) < 2:
         return None
     found = None
@@ -203,7 +203,7 @@ def difference(
     return replace(worked_out, elsewhere=found[2], named=f"{found[1]} {cells[1]}")
 
 
-# a value's spread printed after it: "79.9% (1.0%)", "85.9(2.5)", "0.41 (±0.02)"
+# a value's spread printed after it: "61.4% (0.7%)", "42.3(1.1)", "0.41 (±0.02)"
 _SPREAD = re.compile(r"(?<=\S)\s*\(\s*(?:±|\+/-)?\s*\d[\d.,]*\s*%?\s*\)\s*$")
 
 
@@ -211,9 +211,9 @@ def _same_row_elsewhere(
     part: Part, chosen: TableRow, labels: list[int], column: int, elsewhere: Mapping[str, Sequence[TableRow]]
 ) -> tuple[str, str, str] | None:
     """(cell, its column's header, the table's quote id) of the row labelled as the chosen one is
-    ("GPT-4"), in the one other table whose column the part names, under another header than the
+    ("Kestrel-7B"), in the one other table whose column the part names, under another header than the
     chosen column's: the other side of a difference a question draws across two tables ("the
-    accuracy of GPT-4 on Okapi-QA compared to Vireo Chemistry"). Worth on the MMLongBench-Doc dev
+    recall of Kestrel-7B on Okapi-QA compared to Vireo-Bench"). Worth on the MMLongBench-Doc dev
     half: one answerable question more right (of 234); the corpus dev sets do not move."""
     own = _label_text(chosen, labels).casefold()
     header = chosen.header[column] if column < len(chosen.header) else ""
