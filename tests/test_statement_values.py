@@ -109,3 +109,12 @@ def test_the_lines_a_document_s_ratio_question_is_worked_out_from_join_its_conte
     assert list(found) == ["q"]
     labels = [line.split("\n")[1].rsplit(" ", 2)[0] for line, _ in found["q"]]
     assert labels == ["Interest expense (459)", "Long-term debt"], found
+
+
+def test_a_label_naming_years_is_no_line_of_years() -> None:
+    """A line naming years in its label ("Kettle notes due 2027 and 2030") does not set the years
+    of the lines under it; a line of dates with their days does."""
+    years = "June 30, 2024 June 30, 2023"
+    text = f"{years}\nKettle notes due 2027 and 2030 1,000 1,000\nInventories 4,210 3,987"
+    read = {2024: Decimal(4210), 2023: Decimal(3987)}
+    assert printed_lines(text) == [("Inventories", read, f"{years}\nInventories 4,210 3,987")]

@@ -138,7 +138,7 @@ def printed_lines(text: str) -> list[tuple[str, dict[int, Decimal], str]]:
     header = ""
     for line in (line.strip() for line in text.splitlines()):
         found = [int(y) for y in _YEAR.findall(line)]
-        if len(set(found)) >= 2 and len(found) == len(set(found)):
+        if len(set(found)) >= 2 and len(found) == len(set(found)) and _only_dates(line):
             years, header = found, line
             continue
         m = _LINE.match(line)
@@ -150,6 +150,13 @@ def printed_lines(text: str) -> list[tuple[str, dict[int, Decimal], str]]:
         read = {y: v for y, printed in zip(years, values, strict=True) if (v := _value(printed)) is not None}
         out.append((m.group("label").strip(" .:"), read, f"{header}\n{line}"))
     return out
+
+
+def _only_dates(line: str) -> bool:
+    """A line of years prints no other number than a day of a month or a note's mark ("January 28,
+    2023 January 29, 2022", "2019 2020 (1)"), unlike a line naming years in its label ("Notes due
+    2027 and 2030 1,000 1,000")."""
+    return all(int(n) <= 31 for n in re.findall(r"\d+", _YEAR.sub(" ", line.replace(",", ""))))
 
 
 def _value(printed: str) -> Decimal | None:
