@@ -51,9 +51,10 @@ _PERCENT_ASKED = re.compile(r"\bpercentage\s+terms?\b|\bas\s+a\s+percentage\b|\b
 PLACES = 3
 
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-# a value as a statement prints it: "4,210", "$ 1,205", "(312)", "17.6", or a dash for none
-_VALUE = r"(?:\$\s*)?(?:\(\s*\d[\d,]*(?:\.\d+)?\s*\)|-?\d[\d,]*(?:\.\d+)?|[-–—])"
-_LINE = re.compile(rf"^(?P<label>[^\W\d_][^$\d()]*?)\s*(?P<values>(?:\s*{_VALUE}){{2,}})\s*$")
+# a value as a statement prints it: "4,210", "$1,205" (or "$" apart), "(312)", "17.6", or a dash for none
+_VALUE = re.compile(r"\$?(?:\(\d[\d,]*(?:\.\d+)?\)|-?\d[\d,]*(?:\.\d+)?|[-–—])")
+# a line's label: it opens with a letter and holds no digit, currency sign or bracket
+_LABEL = re.compile(r"[^\W\d_][^$\d()]*")
 
 
 @dataclass(frozen=True)
@@ -141,15 +142,27 @@ def printed_lines(text: str) -> list[tuple[str, dict[int, Decimal], str]]:
         if len(set(found)) >= 2 and len(found) == len(set(found)) and _only_dates(line):
             years, header = found, line
             continue
-        m = _LINE.match(line)
-        if m is None or not years:
+        split = _label_and_values(line) if years else None
+        if split is None or len(split[1]) != len(years):
             continue
-        values = re.findall(_VALUE, m.group("values"))
-        if len(values) != len(years):
-            continue
+        label, values = split
         read = {y: v for y, printed in zip(years, values, strict=True) if (v := _value(printed)) is not None}
-        out.append((m.group("label").strip(" .:"), read, f"{header}\n{line}"))
+        out.append((label, read, f"{header}\n{line}"))
     return out
+
+
+def _label_and_values(line: str) -> tuple[str, list[str]] | None:
+    """A line's label and the values it ends with ("Inventories $ 4,210 $ 3,987" -> "Inventories",
+    ["4,210", "3,987"]), read token by token from its end; None where fewer than two values end it
+    or what is before them is no label."""
+    tokens = line.split()
+    values: list[str] = []
+    while tokens and (tokens[-1] == "$" or _VALUE.fullmatch(tokens[-1])):
+        token = tokens.pop()
+        if token != "$":
+            values.insert(0, token)
+    label = " ".join(tokens).strip(" .:")
+    return (label, values) if len(values) >= 2 and _LABEL.fullmatch(label) else None
 
 
 def _only_dates(line: str) -> bool:
