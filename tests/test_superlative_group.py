@@ -7,16 +7,13 @@ The tables are read as describe reads them: the text layer's words in the parser
 
 from __future__ import annotations
 
-from interleaf.describe.table_structure import markdown_table
+from dataclasses import replace
+
 from interleaf.evaluate.metrics.correctness import answer_correct
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
-from interleaf.parse.config import LayoutConfig
-from interleaf.parse.layout.parser import parse_page
-from interleaf.pdf.rules import vector_rules
-from interleaf.pdf.words import text_layer_words, words_in_box
-from tests.support.dev_half import dev_pdf, dev_question
+from tests.support.dev_half import dev_question, parsed_context, parsed_tables
 
 PAPER = "2310.05634v2.pdf"
 
@@ -24,24 +21,9 @@ PAPER = "2310.05634v2.pdf"
 def _context() -> tuple[ContextQuote, ...]:
     """Page 8's text and its Table 6 ahead of page 7's tables, Table 3 last, as the retriever ranked
     them for the question; each table as its Markdown."""
-    text: list[ContextQuote] = []
-    tables: list[ContextQuote] = []
-    with dev_pdf(PAPER) as document:
-        for page_idx in (7, 6):
-            page = document[page_idx]
-            words, _ = text_layer_words(page)
-            quotes = parse_page(page, LayoutConfig()).quotes
-            for q in quotes if page_idx == 7 else reversed(quotes):
-                if q.kind == "table":
-                    md = markdown_table(words_in_box(words, q.bbox), rules=vector_rules(page).inside(q.bbox))
-                    n = len(tables) + 1
-                    tables.append(
-                        ContextQuote(f"t{n}", "image", n, "paper", PAPER, page_idx, "table", md or "", q.caption)
-                    )
-                elif page_idx == 7 and q.kind == "text" and q.text:
-                    n = len(text) + 1
-                    text.append(ContextQuote(f"x{n}", "text", n, "paper", PAPER, page_idx, "text", q.text))
-    return (*text, *tables)
+    tables = (*parsed_tables(PAPER, (7,)), *reversed(parsed_tables(PAPER, (6,))))
+    numbered = (replace(q, quote_id=f"t{n}", number=n) for n, q in enumerate(tables, 1))
+    return (*parsed_context(PAPER, (7,), ("text",)), *numbered)
 
 
 def test_the_rows_the_question_names_are_compared_not_a_table_naming_one() -> None:

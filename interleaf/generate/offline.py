@@ -45,7 +45,7 @@ from interleaf.generate.offline_scoring import (
     Scored,
     score_units,
 )
-from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of, where
+from interleaf.generate.offline_units import LABEL, Unit, image_labels, units_of
 from interleaf.generate.offline_writing import without_repeats, write
 from interleaf.generate.part_answer import PartAnswer, counts_another_thing, evidence_of
 from interleaf.generate.part_titles import titles_answer
@@ -304,9 +304,6 @@ def _answer_part(
     if first.unit.row is not None:
         table = [u.row for u in units if u.quote is first.unit.quote and u.row is not None]
         worked_out = difference(part, table, first.unit.row, _other_tables(first.unit.quote, units))
-        if worked_out is not None and worked_out.elsewhere:  # the other table named where it is: "in Table 2 (page 6)"
-            there = next(u.quote for u in units if u.quote.quote_id == worked_out.elsewhere)
-            worked_out = replace(worked_out, named=f"{worked_out.named} in {where(there)}")
     elif first.unit.kind == "sentence":
         worked_out = sentence_difference(part, first.unit.text)
     return PartAnswer(part, first, ranked, extreme=extreme_note(first, part, units), worked_out=worked_out)

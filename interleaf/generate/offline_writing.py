@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from interleaf.evidence import fold
 from interleaf.generate.abstain import abstention
@@ -144,13 +145,15 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
     assert chosen is not None
     q = chosen.unit.quote
     image = f" ![{image_alt(q)}](image{q.number})"
-    if isinstance(answer.worked_out, Difference) and answer.worked_out.elsewhere:  # the other table a value is from
-        there = next(u.quote for u in units if u.quote.quote_id == answer.worked_out.elsewhere)
+    worked_out = answer.worked_out
+    if isinstance(worked_out, Difference) and worked_out.elsewhere:  # the other table a value is from: named, placed
+        there = next(u.quote for u in units if u.quote.quote_id == worked_out.elsewhere)
+        worked_out = replace(worked_out, named=f"{worked_out.named} in {where(there)}")
         image += f" ![{image_alt(there)}](image{there.number})"
     if chosen.unit.row is not None:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
-        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, answer.worked_out, also)
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, worked_out, also)
         sentence += f", {answer.extreme}" if answer.extreme else ""
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
         body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
@@ -160,7 +163,7 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
         body, end = _split_end(f"{_split_end(escape_marks(named))[0]} — its labels read “{chosen.unit.text}”")
     else:  # a sentence of a figure's description or of text columns read from an image
         body, end = _split_end(chosen.unit.text)
-        body = _with_worked_out(body, answer.worked_out)
+        body = _with_worked_out(body, worked_out)
     # one sentence: the full stops of "Inf. F1-score" must not end it before the image
     return f"{keep_together(body)}{end}{image}"
 

@@ -238,10 +238,10 @@ def statement_lines(quotes: pa.Table, asked: Iterable[tuple[str, str, Sequence[s
     wanted = {qid: (a, docs[0]) for qid, text, docs in asked if len(docs) == 1 and (a := statement_asked(text))}
     if not wanted:
         return {}
-    by_doc = rows_by_document(quotes, (doc for _, doc in wanted.values()))
+    lines = {doc: _lines_of(rows) for doc, rows in rows_by_document(quotes, (d for _, d in wanted.values())).items()}
     out = {}
     for qid, (a, doc) in wanted.items():
-        found = _lines_of(by_doc[doc])
+        found = lines[doc]  # each document read once, however many questions ask of it
         if _read(a, [line for line, _ in found]) is None:
             continue
         items = (a.numerator, a.denominator) if isinstance(a, RatioAsked) else (a.item,)

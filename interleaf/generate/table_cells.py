@@ -152,8 +152,8 @@ class Difference:
     second: str
     unit: str = ""
     # where one of the two comes from another table than the chosen row's: that table's quote id, and
-    # how the answer names the cell there ("Okapi-QA 58.1%", which the caller may place: "... in
-    # Table 2 (page 6)"); "" where both are the row's
+    # how the answer names the cell there ("Okapi-QA 58.1%", to which the writer adds the table's
+    # place, "... in Table 2 (page 6)", and places the table); "" where both are the row's
     elsewhere: str = ""
     named: str = ""
 
