@@ -138,18 +138,27 @@ def _manifests_written(n: int) -> object:
     return lambda root: sum(1 for _ in root.glob(f"*/*/{packs.PACKS}/{packs.MANIFEST}")) >= n
 
 
+@pytest.fixture(scope="module")
+def undisturbed(corpus_warehouse: IngestedWarehouse, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """What each kill case is held to, made once: the session's warehouse compacted undisturbed,
+    and the answer to QUESTION over its loose parts (this module writes only to copies of it)."""
+    folder = tmp_path_factory.mktemp("undisturbed")
+    root = copy_of(corpus_warehouse, folder, "compacted")
+    run_cli(root, "gc", "--compact")
+    return root, run_cli(copy_of(corpus_warehouse, folder, "loose"), "ask", QUESTION).stdout
+
+
 @pytest.mark.parametrize(
     "moment",
     [_packs_written(1), _manifests_written(3), _manifests_written(9)],
     ids=["first pack written", "third manifest written", "ninth manifest written"],
 )
 def test_a_kill_during_compaction_leaves_the_views_whole_and_the_rerun_identical(
-    corpus_warehouse: IngestedWarehouse, tmp_path: Path, moment: object
+    corpus_warehouse: IngestedWarehouse, tmp_path: Path, moment: object, undisturbed: tuple[Path, str]
 ) -> None:
     root = copy_of(corpus_warehouse, tmp_path, "wh")
     shown = views(root)
-    undisturbed = copy_of(corpus_warehouse, tmp_path, "undisturbed")
-    run_cli(undisturbed, "gc", "--compact")
+    compacted, loose_answer = undisturbed
 
     command = [sys.executable, "-m", "interleaf.cli", "--warehouse", str(root), "gc", "--compact"]
     assert _kill_when(command, root, moment), "the compaction ended before the moment to kill it"
@@ -157,15 +166,12 @@ def test_a_kill_during_compaction_leaves_the_views_whole_and_the_rerun_identical
     assert views(root) == shown  # readable, every row once
     asked = tmp_path / "asked"
     shutil.copytree(root, asked)  # the question side reads loose and packed parts: the same answer
-    assert (
-        run_cli(asked, "ask", QUESTION).stdout
-        == run_cli(copy_of(corpus_warehouse, tmp_path, "loose"), "ask", QUESTION).stdout
-    )
+    assert run_cli(asked, "ask", QUESTION).stdout == loose_answer
 
     run_cli(root, "gc", "--compact")
     assert packable_loose_parts(root) == 0
-    assert loose_published_parts(root) == loose_published_parts(undisturbed)
-    assert views(root) == views(undisturbed) == shown
+    assert loose_published_parts(root) == loose_published_parts(compacted)
+    assert views(root) == views(compacted) == shown
     left = list(root.rglob(".*.tmp-*"))
     assert not left, f"temporaries left: {left}"
 
