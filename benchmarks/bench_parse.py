@@ -2,13 +2,15 @@
 
 Prints, for each backend, pages/s over docs/ (text-layer documents, and all of docs/ including
 OCR pages) and over scale/, the ratio to bare PyMuPDF text extraction of the same pages measured
-in the same run, and the peak RSS of a real `interleaf ingest` of the 619-page document.
+in the same run, the needle share over all of docs/ (qa_dev.jsonl's text evidence found in a quote
+of its gold page), and the peak RSS of a real `interleaf ingest` of the 619-page document.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import pymupdf
 
 from interleaf.config import load_settings
 from interleaf.errors import DocumentError
+from interleaf.evidence import contains_needle
 from interleaf.parse.registry import get_parser
 from interleaf.pdf.words import text_layer_usable, text_layer_words
 from interleaf.runtime.executor import page_map
@@ -48,17 +51,39 @@ def pymupdf_seconds(files: list[Path]) -> tuple[int, float]:
     return pages, time.perf_counter() - started
 
 
-def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float, list[str]]:
+# (document, page_idx) -> the texts of the quotes parsed there
+PageTexts = dict[tuple[str, int], list[str | None]]
+
+
+def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float, list[str], PageTexts]:
     settings = load_settings(overrides=[f"parse.backend={backend}"])
     parser = get_parser(settings.parse)
     mapper = page_map(settings.parse.workers)
     started, pages, rejected = time.perf_counter(), 0, []
+    texts: PageTexts = {}
     for f in files:
         try:
-            pages += parser.parse(f.read_bytes(), f.name, mapper).page_count
+            parsed = parser.parse(f.read_bytes(), f.name, mapper)
         except DocumentError as exc:  # as in an ingest: a reject, and the batch goes on
             rejected.append(f"{f.name}: {exc.reason[:80]}")
-    return pages, time.perf_counter() - started, rejected
+            continue
+        pages += parsed.page_count
+        for q in parsed.quotes:
+            texts.setdefault((f.name, q.page_idx), []).extend((q.text, q.caption, q.footnote))
+    return pages, time.perf_counter() - started, rejected, texts
+
+
+def needle_share(qa_path: Path, texts: PageTexts) -> tuple[int, int]:
+    """(found, asked): the needles of qa_dev.jsonl's text evidence in a quote of their gold page (a
+    rejected document's needles are missed)."""
+    found = asked = 0
+    for line in qa_path.read_text().splitlines():
+        item = json.loads(line) if line.strip() else {}
+        for evidence in item.get("evidence", []):
+            if evidence.get("needle") and not evidence.get("needle_in_image"):
+                asked += 1
+                found += contains_needle(texts.get((item["doc"], evidence["page"] - 1), []), evidence["needle"])
+    return found, asked
 
 
 def _role(proc: psutil.Process, root: psutil.Process) -> str:
@@ -142,7 +167,7 @@ def main() -> None:
         base_pages, base_s = pymupdf_seconds(files)
         for backend in args.backends.split(","):
             try:
-                pages, seconds, rejected = backend_seconds(backend, files)
+                pages, seconds, rejected, texts = backend_seconds(backend, files)
             except Exception as exc:
                 print(f"{label:18} {backend:8} failed: {type(exc).__name__}: {exc}")
                 continue
@@ -154,6 +179,9 @@ def main() -> None:
             )
             for line in rejected:
                 print(f"{'':18} {backend:8} rejected {line}")
+            if label == "docs/ all" and (args.corpus / "qa_dev.jsonl").exists():
+                found, asked = needle_share(args.corpus / "qa_dev.jsonl", texts)
+                print(f"{'':18} {backend:8} needle share {found / max(asked, 1):.3f} ({found} of {asked})")
     key = "docs/ text-layer"
     if (key, "layout") in rates and (key, "mineru") in rates:
         ratio = rates[(key, "layout")] / rates[(key, "mineru")]
