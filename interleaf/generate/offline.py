@@ -59,7 +59,13 @@ from interleaf.generate.protocol import (
 )
 from interleaf.generate.relevance import Relevance, gives_value, names_float
 from interleaf.generate.role_names import name_by_role
-from interleaf.generate.row_choice import extreme_instead, extreme_note, named_row_instead, row_instead
+from interleaf.generate.row_choice import (
+    extreme_instead,
+    extreme_note,
+    named_cell_instead,
+    named_row_instead,
+    row_instead,
+)
 from interleaf.generate.sentences import TableRow
 from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
 from interleaf.generate.similarity import model_version, similarities
@@ -298,7 +304,7 @@ def _answer_part(
         return PartAnswer(part, None, ranked, relevance.reason(part, findings))
     if first.unit.kind == "ocr":
         return PartAnswer(part, first, ranked, labels_only=True)
-    first = row_instead(first, part, ranked, units, relevance)
+    first = named_cell_instead(row_instead(first, part, ranked, units, relevance), part, candidates, ranker.threshold)
     first = extreme_instead(named_row_instead(first, part, ranked, units), part, ranked, units, relevance)
     worked_out = None
     if first.unit.row is not None:
