@@ -1,6 +1,7 @@
 """Which row of the chosen candidate's table answers: a caption gives way to its row that answers
-(`row_instead`), the row whose label the question states most fully to a row merely holding its
-words (`named_row_instead`), and for "which ... highest" the row holding the extreme
+(`row_instead`), a sentence or a figure's text to the row and column the question names
+(`named_cell_instead`), the row whose label the question states most fully to a row merely holding
+its words (`named_row_instead`), and for "which ... highest" the row holding the extreme
 (`extreme_instead`), the answer saying what it compared (`extreme_note`). Used by offline.py once
 the fitted ranker has chosen a candidate."""
 
@@ -96,9 +97,9 @@ def extreme_instead(
 
 
 def named_cell_instead(chosen: Scored, part: Part, candidates: Sequence[Scored], threshold: float) -> Scored:
-    """For a part asking one value ("how many Vireo owners say "very often"?"), a sentence or a
-    figure's text gives way to the best table row above the threshold whose label and one of whose
-    value columns the part states whole: that cell is what it asks. Not where the part asks a
+    """For a part asking one value ("how many Vireo owners say they descale very often?"), a
+    sentence or a figure's text gives way to the best table row above the threshold whose label and
+    one of whose value columns the part states whole: that cell is what it asks. Not where the part asks a
     difference or an extreme: one cell gives neither. Worth on the MMLongBench-Doc dev half: one
     answerable question more right (of 234), a chart's share the answer took from another chart's
     words; none right before goes wrong, and the corpus dev sets do not move."""
