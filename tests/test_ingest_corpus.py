@@ -222,8 +222,8 @@ def test_every_table_is_a_view(corpus_warehouse: IngestedWarehouse, table: str) 
     assert rows[0]["n"] > 0
 
 
-# MinerU's documents: short ones of every layout the corpus has (a table page, a handbook page, a
-# plot with its table, a two-column report) and a scan. Its share over every document of the corpus
+# MinerU's documents: short ones of several layouts (a table page, a handbook page, a plot with its
+# table, a company overview) and a scan. Its share over every document of the corpus
 # is `make bench`'s (benchmarks/bench_parse.py); here, the backend through the same CLI and warehouse.
 MINERU_DOCS = (
     "layoutparser-table-page.pdf",
