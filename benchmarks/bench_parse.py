@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import psutil
@@ -73,17 +74,19 @@ def backend_seconds(backend: str, files: list[Path]) -> tuple[int, float, list[s
     return pages, time.perf_counter() - started, rejected, texts
 
 
-def needle_share(qa_path: Path, texts: PageTexts) -> tuple[int, int]:
-    """(found, asked): the needles of qa_dev.jsonl's text evidence in a quote of their gold page (a
-    rejected document's needles are missed)."""
-    found = asked = 0
-    for line in qa_path.read_text().splitlines():
-        item = json.loads(line) if line.strip() else {}
+def needle_share(items: Iterable[dict], texts: PageTexts) -> tuple[int, int, list[str]]:
+    """(found, asked, the misses): the needles of the items' text evidence (qa_dev.jsonl's lines) in
+    a quote of their gold page (a rejected document's needles are missed)."""
+    found, asked, misses = 0, 0, []
+    for item in items:
         for evidence in item.get("evidence", []):
             if evidence.get("needle") and not evidence.get("needle_in_image"):
                 asked += 1
-                found += contains_needle(texts.get((item["doc"], evidence["page"] - 1), []), evidence["needle"])
-    return found, asked
+                if contains_needle(texts.get((item["doc"], evidence["page"] - 1), []), evidence["needle"]):
+                    found += 1
+                else:
+                    misses.append(f"{item['id']} p{evidence['page']} {evidence['needle']!r}")
+    return found, asked, misses
 
 
 def _role(proc: psutil.Process, root: psutil.Process) -> str:
@@ -180,7 +183,8 @@ def main() -> None:
             for line in rejected:
                 print(f"{'':18} {backend:8} rejected {line}")
             if label == "docs/ all" and (args.corpus / "qa_dev.jsonl").exists():
-                found, asked = needle_share(args.corpus / "qa_dev.jsonl", texts)
+                lines = (args.corpus / "qa_dev.jsonl").read_text().splitlines()
+                found, asked, _ = needle_share((json.loads(line) for line in lines if line.strip()), texts)
                 print(f"{'':18} {backend:8} needle share {found / max(asked, 1):.3f} ({found} of {asked})")
     key = "docs/ text-layer"
     if (key, "layout") in rates and (key, "mineru") in rates:

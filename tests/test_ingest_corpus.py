@@ -9,7 +9,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from interleaf.evidence import contains_needle
+from benchmarks.bench_parse import PageTexts
+from benchmarks.bench_parse import needle_share as bench_needle_share
 from tests.conftest import IngestedWarehouse, run_cli, sql_rows
 
 
@@ -137,25 +138,17 @@ def test_quote_ids_are_unique(corpus_warehouse: IngestedWarehouse) -> None:
 
 
 def needle_share(warehouse: Path, qa_items: list[dict]) -> tuple[float, list[str]]:
+    """The share of the items' text needles found in a quote of their gold page, as `make bench`
+    counts it (benchmarks/bench_parse.needle_share), over the warehouse's quotes; and the misses."""
     quotes = sql_rows(
         warehouse,
         "select d.name, q.page_idx, q.text, q.caption, q.footnote from quotes q join documents d using (doc_id)",
     )
-    by_page: dict[tuple[str, int], list[dict]] = {}
+    texts: PageTexts = {}
     for q in quotes:
-        by_page.setdefault((q["name"], q["page_idx"]), []).append(q)
-    hits, total, misses = 0, 0, []
-    for item in qa_items:
-        for ev in item["evidence"]:
-            if ev["needle_in_image"]:
-                continue
-            total += 1
-            page_quotes = by_page.get((item["doc"], ev["page"] - 1), [])
-            if any(contains_needle([q["text"], q["caption"], q["footnote"]], ev["needle"]) for q in page_quotes):
-                hits += 1
-            else:
-                misses.append(f"{item['id']} p{ev['page']} {ev['needle']!r}")
-    return hits / total, misses
+        texts.setdefault((q["name"], q["page_idx"]), []).extend((q["text"], q["caption"], q["footnote"]))
+    found, asked, misses = bench_needle_share(qa_items, texts)
+    return found / asked, misses
 
 
 def test_needles_of_text_evidence_are_in_quotes_on_the_gold_page(
