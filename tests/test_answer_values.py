@@ -19,10 +19,11 @@ from interleaf.evidence import fold
 from interleaf.generate.asking import question_parts
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
+from interleaf.generate.differences import sentence_difference
 from interleaf.generate.offline import OfflineGenerator
 from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.sentences import TableRow
-from interleaf.generate.table_cells import label_chars_stated, sentence_difference
+from interleaf.generate.table_cells import label_chars_stated
 from tests.support.dev_half import BENCH
 
 

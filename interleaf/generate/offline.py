@@ -38,6 +38,7 @@ from interleaf.generate.asking import Part
 from interleaf.generate.boilerplate import repeated_on_pages
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.definitions import definition_sentence
+from interleaf.generate.differences import difference, sentence_difference
 from interleaf.generate.how_done import how_done_sentence
 from interleaf.generate.item_count import count_answer
 from interleaf.generate.listed_items import listed_answer
@@ -71,7 +72,6 @@ from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence,
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.statement_values import statement_answer
 from interleaf.generate.step_count import step_answer
-from interleaf.generate.table_cells import difference, sentence_difference
 from interleaf.generate.titled import titled_sentence
 from interleaf.generate.totals import asks_total, total
 from interleaf.structure.pages import float_on_named_page

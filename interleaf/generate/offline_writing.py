@@ -13,13 +13,14 @@ from interleaf.evidence import fold
 from interleaf.generate.abstain import abstention
 from interleaf.generate.asking import Part
 from interleaf.generate.citations import add_placing_once, image_alt
+from interleaf.generate.differences import Difference
 from interleaf.generate.offline_scoring import Scored
 from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, caption_of, escape_marks, where
 from interleaf.generate.part_answer import PartAnswer, evidence_of
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.relevance import Relevance
 from interleaf.generate.sentences import keep_together
-from interleaf.generate.table_cells import Difference, cell_sentence, with_legend
+from interleaf.generate.table_cells import cell_sentence, with_legend
 from interleaf.generate.totals import Total
 
 # More sentences from an answering quote: those answering the same part and scoring at least this
@@ -153,7 +154,8 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
     if chosen.unit.row is not None:
         rows = [u.row for u in units if u.quote is q and u.row is not None]
         legend = "\n".join(t for t in (q.caption, q.ocr_text or q.text) if t)
-        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, worked_out, also)
+        added = worked_out.columns if isinstance(worked_out, Difference) else ()
+        sentence = cell_sentence(where(q), rows, chosen.unit.row, answer.part, answer.compared, worked_out, also, added)
         sentence += f", {answer.extreme}" if answer.extreme else ""
         cells = [c for r in (chosen.unit.row, *answer.compared) for c in r.cells]
         body, end = _split_end(escape_marks(with_legend(sentence, legend, cells)))  # a cell's "[18]" is no citation
@@ -170,7 +172,7 @@ def _image_line(answer: PartAnswer, units: Sequence[Unit], also: Sequence[Part] 
 
 def _with_worked_out(body: str, worked_out: Difference | Total | None) -> str:
     """A sentence with what its values work out to written at its end (a difference:
-    table_cells.sentence_difference; a total: totals.py), as a table row's is: the short answer
+    differences.sentence_difference; a total: totals.py), as a table row's is: the short answer
     gives it, so the answer states it beside the values it comes from."""
     return f"{body}, {worked_out.written()}" if worked_out is not None else body
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from interleaf.describe.table_grid import number_flags
 from interleaf.generate.asking import Part
+from interleaf.generate.differences import Difference
 from interleaf.generate.offline_scoring import Scored
 from interleaf.generate.offline_units import Unit, caption_of, where
 from interleaf.generate.relevance import Evidence
 from interleaf.generate.sentences import TableRow
-from interleaf.generate.table_cells import Difference
 from interleaf.generate.totals import Total
 
 

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 
 from interleaf.evidence import fold
 from interleaf.generate.asking import Part
+from interleaf.generate.differences import asks_difference
 from interleaf.generate.offline_scoring import Scored, compared_group, extreme_row_ids, sums_up, superlative
 from interleaf.generate.offline_units import Unit
 from interleaf.generate.part_answer import evidence_of
 from interleaf.generate.relevance import Relevance
 from interleaf.generate.sentences import TableRow, numbers_in
-from interleaf.generate.table_cells import asks_difference, label_chars_stated
+from interleaf.generate.table_cells import label_chars_stated
 
 
 def extreme_note(chosen: Scored, part: Part, units: Sequence[Unit]) -> str:

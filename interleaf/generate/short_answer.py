@@ -15,12 +15,13 @@ from typing import Protocol
 
 from interleaf.expand.instructions import wants_quantity
 from interleaf.generate.asking import Part
+from interleaf.generate.differences import Difference
 from interleaf.generate.months import DAY_SPAN
 from interleaf.generate.offline_scoring import WHICH_EXTREME, compared_group, superlative
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
 from interleaf.generate.sentences import MONTH_DATE, address_matches, content_words, numbers_in
-from interleaf.generate.table_cells import Difference, asked_columns, label_columns, row_label, without_remark
+from interleaf.generate.table_cells import asked_columns, label_columns, row_label, without_remark
 from interleaf.generate.titled import title_in
 from interleaf.generate.totals import Total
 

@@ -9,14 +9,13 @@ are those whose header holds the most of the question's anchors and words ("Top-
 whole. A comparison ("compared with no additive", "than X", "X vs Y") also gives the row of the
 other side; "no X" / "without X" is the table's baseline row (0, none, blank, control). A question
 asking how much two values differ ("how much higher", "the gap between") gets the difference worked
-out from the two cells, written beside them.
+out from the two cells, written beside them (differences.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -24,13 +23,14 @@ from interleaf.evidence import fold
 from interleaf.expand.rules import BETWEEN
 from interleaf.generate.asking import Part
 from interleaf.generate.relevance import holds, tokens
-from interleaf.generate.sentences import TableRow, content_words, numbers_in
+from interleaf.generate.sentences import TableRow, content_words
 
-if TYPE_CHECKING:  # totals.py reads this module's cells
+if TYPE_CHECKING:  # totals.py and differences.py read this module's cells
+    from interleaf.generate.differences import Difference
     from interleaf.generate.totals import Total
 
 _MEASUREMENT = re.compile(r"\d[.,]\d|\d\s?%|^\s*[-−–]?\d+(?:\.\d+)?[eE][-+]?\d+\s*$")
-_EMPTY = frozenset({"", "-", "–", "—"})
+EMPTY_CELLS = frozenset({"", "-", "–", "—"})
 _SIDE = re.compile(
     r"\b(?:compared\s+(?:with|to)|than|versus|vs\.?|relative\s+to|against|beats?|outperforms?|exceeds?)"
     r"\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)",
@@ -47,7 +47,7 @@ def label_columns(rows: Sequence[TableRow]) -> list[int]:
         return [0]  # a table of text: its first column names the row
     out = []
     for j in range(width - 1):
-        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j] not in _EMPTY]
+        cells = [r.cells[j] for r in rows if j < len(r.cells) and r.cells[j] not in EMPTY_CELLS]
         if any(_MEASUREMENT.search(c) for c in cells):
             break
         out.append(j)
@@ -96,7 +96,7 @@ def asked_columns(rows: Sequence[TableRow], row: TableRow, part: Part, labels: l
     words = set(content_words(part.text))
     scores: dict[int, float] = {}
     for j, cell in enumerate(row.cells):
-        if j in labels or cell in _EMPTY:
+        if j in labels or cell in EMPTY_CELLS:
             continue
         header = row.header[j] if j < len(row.header) else ""
         score = 2.0 * sum(holds(a, header) for a in part.anchors if a.kind != "number")
@@ -117,152 +117,23 @@ def side_rows(part: Part, rows: Sequence[TableRow], chosen: TableRow, labels: li
         return []
     if between is not None:  # "the difference between X and Y": the side the chosen row is not
         one, two = (set(tokens(g)) for g in between.groups())
-        own = set(tokens(_label_text(chosen, labels)))
+        own = set(tokens(label_text(chosen, labels)))
         side = between.group(2) if len(own & one) >= len(own & two) else between.group(1)
     else:
         side = m.group(1).strip()
     if _NONE_SIDE.match(side):
-        base = [r for r in others if _label_text(r, labels).casefold() in _BASELINE]
+        base = [r for r in others if label_text(r, labels).casefold() in _BASELINE]
         return base[:1]
     wanted = set(tokens(side))
     # the row sharing the most of the side's words, and of those the one with the fewest others:
     # "compared to Model-B" is the "Model-B" row, not "Model-B + RAG"
-    scored = [(len(wanted & (have := set(tokens(_label_text(r, labels))))), -len(have - wanted), r) for r in others]
+    scored = [(len(wanted & (have := set(tokens(label_text(r, labels))))), -len(have - wanted), r) for r in others]
     best = max(((n, extra) for n, extra, _ in scored), default=(0, 0))
     return [r for n, extra, r in scored if (n, extra) == best][:1] if best[0] else []
 
 
-# "the difference between", "the gap", "how much higher", "how many more", "by how much"
-_DIFFERENCE = re.compile(
-    r"\b(?:difference|gap)\b|\bhow\s+(?:much|many)\s+(?:more|less|fewer|higher|lower|greater|bigger|smaller|larger)\b"
-    r"|\bby\s+how\s+much\b",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class Difference:
-    """A difference worked out from two cells of a table: `value` = |first − second|, to the
-    places of the more precise of the two, which are written as the cells print them. `unit`: "%"
-    when both cells print a percent sign, which the difference then carries too ("62.5%" − "40.1%"
-    is a difference of 22.4%, as a reader writes it)."""
-
-    value: str
-    first: str
-    second: str
-    unit: str = ""
-    # where one of the two comes from another table than the chosen row's: that table's quote id, and
-    # how the answer names the cell there ("Okapi-QA 58.1%", to which the writer adds the table's
-    # place, "... in Table 2 (page 6)", and places the table); "" where both are the row's
-    elsewhere: str = ""
-    named: str = ""
-
-    def written(self) -> str:
-        """How the answer states it: the difference, and the two cells it comes from."""
-        u = self.unit
-        other = f"; {self.named}" if self.named else ""
-        return f"a difference of {self.value}{u} ({self.first}{u} − {self.second}{u}{other})"
-
-
-def asks_difference(text: str) -> bool:
-    return _DIFFERENCE.search(text) is not None
-
-
-def difference(
-    part: Part, rows: Sequence[TableRow], chosen: TableRow, elsewhere: Mapping[str, Sequence[TableRow]] | None = None
-) -> Difference | None:
-    """For a part asking how much two values differ: the chosen row's asked cell and the compared
-    row's (`side_rows`) in the same column, or, with no row compared, the chosen row's two asked
-    columns ("on CityQuests compared to WebTrivia History"), or its one asked column and the same
-    row's in another table (`elsewhere`) that has the other column the part names. None where the
-    tables do not give exactly two such numbers. A value's spread printed after it in brackets
-    ("61.4% (0.7%)") is not a second number."""
-    if not asks_difference(part.text) or max(len(r.cells) for r in rows) < 2:
-        return None
-    found = None
-    labels = label_columns(rows)
-    columns = asked_columns(rows, chosen, part, labels)
-    others = side_rows(part, rows, chosen, labels)
-    if len(columns) == 1 and others:
-        cells = (_cell(chosen, columns[0]), _cell(others[0], columns[0]))
-    elif len(columns) == 2 and not others:
-        cells = (_cell(chosen, columns[0]), _cell(chosen, columns[1]))
-    elif len(columns) == 1 and (found := _same_row_elsewhere(part, chosen, labels, columns[0], elsewhere or {})):
-        cells = (_cell(chosen, columns[0]), found[0])
-    else:
-        return None
-    cells = tuple(_SPREAD.sub("", c) for c in cells)
-    printed = [PRINTED_NUMBER.findall(c) for c in cells]
-    if any(len(numbers_in(c)) != 1 or len(p) != 1 or _SIGNED.search(c) for c, p in zip(cells, printed, strict=True)):
-        return None  # not one plain number each (a signed value, a range: not worked out here)
-    percent = all(re.search(rf"{PRINTED_NUMBER.pattern}\s*%", c) for c in cells)
-    worked_out = _worked_out(printed[0][0], printed[1][0], "%" if percent else "")
-    if found is None:
-        return worked_out
-    # the other table's cell named by its column, for the answer to say where it comes from
-    return replace(worked_out, elsewhere=found[2], named=f"{found[1]} {cells[1]}")
-
-
-# a value's spread printed after it: "61.4% (0.7%)", "42.3(1.1)", "0.41 (±0.02)"
-_SPREAD = re.compile(r"(?<=\S)\s*\(\s*(?:±|\+/-)?\s*\d[\d.,]*\s*%?\s*\)\s*$")
-
-
-def _same_row_elsewhere(
-    part: Part, chosen: TableRow, labels: list[int], column: int, elsewhere: Mapping[str, Sequence[TableRow]]
-) -> tuple[str, str, str] | None:
-    """(cell, its column's header, the table's quote id) of the row labelled as the chosen one is
-    ("Kestrel-7B"), in the one other table whose column the part names, under another header than the
-    chosen column's: the other side of a difference a question draws across two tables ("the
-    recall of Kestrel-7B on Okapi-QA compared to Vireo-Bench"). Worth on the MMLongBench-Doc dev
-    half: one answerable question more right (of 234); the corpus dev sets do not move."""
-    own = _label_text(chosen, labels).casefold()
-    header = chosen.header[column] if column < len(chosen.header) else ""
-    words = set(content_words(part.text))
-    found = []
-    for quote_id, table in elsewhere.items():
-        table_labels = label_columns(table)
-        for row in table:
-            if not own or _label_text(row, table_labels).casefold() != own:
-                continue
-            found += [
-                (row.cells[j], row.header[j], quote_id)
-                for j in asked_columns(table, row, part, table_labels)
-                if j < len(row.header) and row.header[j] != header and words & set(content_words(row.header[j]))
-            ]
-    return found[0] if len(found) == 1 else None
-
-
-def sentence_difference(part: Part, sentence: str) -> Difference | None:
-    """For a part asking how much two values differ, answered by a sentence that states exactly two
-    percentages besides the question's own ("61% of members vote … 35% stand for office"):
-    their difference, as `difference` works out a table's. Only percentages: a sentence's plain
-    numbers (a sample's size, a year, a count) are too often beside the two compared. Worth, on the
-    dev half: one more answerable question right (a gap between two shares one sentence states); the
-    corpus dev sets' answers do not move."""
-    if not asks_difference(part.text):
-        return None
-    found = [m.group(1) for m in _PERCENT_VALUE.finditer(sentence) if not _SIGNED.match(m.group(0))]
-    found = [n for n in dict.fromkeys(found) if numbers_in(n)[0] not in part.numbers]
-    return _worked_out(found[0], found[1], "%") if len(found) == 2 else None
-
-
-def _worked_out(one: str, two: str, unit: str) -> Difference:
-    """|one − two|, the larger first, as printed ("80.0", "1,500"), to the places of the more precise."""
-    first, second = sorted((one, two), key=printed_value, reverse=True)
-    places = max(len(n.partition(".")[2]) for n in (first, second))
-    value = abs(printed_value(first) - printed_value(second)).quantize(Decimal(1).scaleb(-places))
-    return Difference(f"{value:f}", first, second, unit)
-
-
 # a number as a table prints it ("1,500", "80.0")
 PRINTED_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_VALUE = rf"({PRINTED_NUMBER.pattern})\s*%?"
-# a difference written out as `Difference.written` puts it: "14.7 (63.4 − 48.7)"
-WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*{_VALUE}\s*[−–-]\s*{_VALUE}\s*\)")
-_SIGNED = re.compile(r"[-−–+]\s*\d")
-# a percentage as a sentence states it: "59%", "47 percent", "a 12.5% share"; a sign before it makes
-# it a change, matched here so that it is left out
-_PERCENT_VALUE = re.compile(rf"[-−–+]?\s*({PRINTED_NUMBER.pattern})\s*(?:%|percent\b)", re.I)
 
 
 def printed_value(printed: str) -> Decimal:
@@ -270,19 +141,19 @@ def printed_value(printed: str) -> Decimal:
     return Decimal(printed.replace(",", ""))
 
 
-def _cell(row: TableRow, column: int) -> str:
+def cell_of(row: TableRow, column: int) -> str:
     return row.cells[column] if column < len(row.cells) else ""
 
 
-def _label_text(row: TableRow, labels: list[int]) -> str:
-    cells = [row.cells[j] for j in labels if j < len(row.cells) and row.cells[j] not in _EMPTY]
+def label_text(row: TableRow, labels: list[int]) -> str:
+    cells = [row.cells[j] for j in labels if j < len(row.cells) and row.cells[j] not in EMPTY_CELLS]
     return " ".join(cells).strip()
 
 
 def row_label(row: TableRow, labels: list[int]) -> str:
     """The row's label as one string: its group label ("Vireo-7B" over "+ Plain"), then its label
     cells."""
-    return " ".join(filter(None, [row.group, _label_text(row, labels)]))
+    return " ".join(filter(None, [row.group, label_text(row, labels)]))
 
 
 def _labels(row: TableRow, labels: list[int]) -> str:
@@ -291,7 +162,7 @@ def _labels(row: TableRow, labels: list[int]) -> str:
     out = [row.group] if row.group else []
     for j in labels:
         cell = row.cells[j] if j < len(row.cells) else ""
-        if cell in _EMPTY or cell in out:
+        if cell in EMPTY_CELLS or cell in out:
             continue
         header = row.header[j] if j < len(row.header) else ""
         out.append(f"{header} {cell}".strip() if re.fullmatch(r"[-−]?[\d.,]+\s*%?", cell) else cell)
@@ -315,19 +186,22 @@ def cell_sentence(
     compared: Sequence[TableRow] = (),
     worked_out: Difference | Total | None = None,
     also: Sequence[Part] = (),
+    columns: Sequence[int] = (),
 ) -> str:
     """One sentence: where, the value(s) asked for with their column, the row(s) they belong to and,
     when the part asks how much they differ, `worked_out` (`difference`). `also`: the other parts
     answered from the same row, whose columns the sentence gives too ("NQ 59.1; TriviaQA 66.9 for
-    BM25", not one sentence per column)."""
+    BM25", not one sentence per column). `columns`: the columns to give instead of the asked ones, where
+    the worked-out value adds up more (`Difference.columns`)."""
     if max(len(r.cells) for r in rows) < 2:  # a table read as one column: the rows as they read
         return f"{where} gives " + "; and ".join(r.as_text() for r in (chosen, *compared))
     labels = label_columns(rows)
-    columns = list(dict.fromkeys(j for p in (part, *also) for j in asked_columns(rows, chosen, p, labels)))
+    if not columns:
+        columns = list(dict.fromkeys(j for p in (part, *also) for j in asked_columns(rows, chosen, p, labels)))
     compared = [*compared, *(r for r in side_rows(part, rows, chosen, labels) if r not in compared)]
     clauses = [_clause(chosen, columns, labels)]
     for other in compared:
-        filled = [j for j in columns if j < len(other.cells) and other.cells[j] not in _EMPTY]
+        filled = [j for j in columns if j < len(other.cells) and other.cells[j] not in EMPTY_CELLS]
         if filled:
             clauses.append(_clause(other, filled, labels))
     tail = f", {worked_out.written()}" if worked_out else ""

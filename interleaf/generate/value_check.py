@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from interleaf.generate.differences import WORKED_OUT, worked_out_holds
 from interleaf.generate.part_count import counts_in_plain_sight
 from interleaf.generate.procedures import steps_held
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
-from interleaf.generate.table_cells import WORKED_OUT, label_columns, printed_value
+from interleaf.generate.table_cells import label_columns
 from interleaf.generate.totals import WORKED_TOTAL, checks_out
 from interleaf.text.references import FAMILY_WORDS, REFERENCE, caption_label
 
@@ -108,8 +109,7 @@ def stated_numbers(claim: str) -> list[str]:
         claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
     for m in WORKED_OUT.finditer(claim):  # "a difference of 14.7 (63.4 − 48.7)"
-        result, first, second = (printed_value(g) for g in m.groups())
-        if abs(first - second) == result:
+        if worked_out_holds(m):
             claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     for m in WORKED_TOTAL.finditer(claim):  # "in total 41 (24 + 12 + 5)"
         if checks_out(m):
