@@ -195,7 +195,7 @@ class OfflineGenerator:
             return Composed(abstention(request.question, why), False, why, NOT_ANSWERABLE)
         by_id = {q.quote_id: q for q in request.quotes}
         figures = {(by_id[qid].doc_id, fold(label)): by_id[qid] for qid, label in labels.items()}
-        markdown = write(answers, units, relevance, figures, self.config.max_words)
+        markdown = write(answers, units, relevance, figures, self.config.max_words, dict(request.continued))
         short = offline_short_answer(request.question, answers, units)
         restated = asked_form_sentence(request.question, short, markdown)
         if all(a.chosen.unit.kind == "row" for a in answers if a.chosen is not None):  # cells print no unit

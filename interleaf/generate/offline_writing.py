@@ -6,13 +6,14 @@ formats), more sentences of an answering quote where they answer the same part."
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from interleaf.evidence import fold
 from interleaf.generate.abstain import abstention
 from interleaf.generate.asking import Part
 from interleaf.generate.citations import add_placing_once, image_alt
+from interleaf.generate.continued_lists import list_goes_on
 from interleaf.generate.differences import Difference
 from interleaf.generate.offline_scoring import Scored
 from interleaf.generate.offline_units import LABEL, LEAD_IN, Unit, caption_of, escape_marks, where
@@ -71,10 +72,12 @@ def write(
     relevance: Relevance,
     figures: dict[tuple[str, str], ContextQuote],
     max_words: int,
+    continued: Mapping[str, str] | None = None,
 ) -> str:
     """Each part's sentences in the question's order (a sentence answering two parts once), each
-    cited; a part nothing answers said missing. Sentences are added while the answer stays within
-    `max_words`."""
+    cited; a part nothing answers said missing; a list the next page goes on with, with the items
+    that continue it (`continued`: quote id -> the quote continuing it, continued_lists.py).
+    Sentences are added while the answer stays within `max_words`."""
     out: list[str] = []
     placed: dict[int, int] = {}
     words = 0
@@ -94,6 +97,9 @@ def write(
             also = [] if text else _same_row(answer, answers)
             covered.update(id(p) for p in also)
             lines = _text_lines(group, figures, answer.worked_out) if text else [_image_line(answer, units, also)]
+            if text and (going_on := list_goes_on([s.unit for s in group], units, continued or {})):
+                taken.update(id(u) for u in going_on)
+                lines += _text_lines([Scored(u, 0.0, frozenset(), frozenset()) for u in going_on], figures)
             if not text and lines[0] in written:
                 continue
             written.update(lines)

@@ -82,6 +82,9 @@ class AnswerRequest:
     # line and the item's line as printed, quote id) of each statement line it is read from, those
     # quotes in `quotes` (statement_values.py); empty for any other question
     statement_lines: tuple[tuple[str, str], ...] = ()
+    # (quote id, the id of the quote continuing it) for each quote of the context that ends in a
+    # bulleted list the next page goes on with, those quotes in `quotes` (continued_lists.py)
+    continued: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from interleaf.expand.stage import clauses_by_question
 from interleaf.generate.citations import check_answer
 from interleaf.generate.config import GenerateConfig
+from interleaf.generate.continued_lists import continued_lists
 from interleaf.generate.item_count import counted_items
 from interleaf.generate.listed_items import items_listed
 from interleaf.generate.part_titles import parts_named
@@ -111,6 +112,9 @@ def build_requests(
     statements = statement_lines(quotes, of_one_document)
     joining = (*counts.values(), *titled.values(), *listed.values(), *statements.values())
     extra = {quote_id for items in joining for _, quote_id in items}
+    # a list the next page goes on with: the quote continuing it joins each context holding its start
+    continued = continued_lists(quotes, {r["quote_id"] for r in picked} | extra)
+    extra |= set(continued.values())
     rows = quote_rows(quotes, quote_texts, {r["quote_id"] for r in picked} | extra)
     docs = documents.select(["doc_id", "name", "title"]).to_pylist()
     names = {d["doc_id"]: d["name"] for d in docs}
@@ -130,6 +134,8 @@ def build_requests(
         statement = statements.get(q["question_id"], ())
         joined = dict.fromkeys(i for _, i in (*counted, *named, *items, *statement))
         ids += [quote_id for quote_id in joined if quote_id not in ids]
+        runs_on = tuple((i, continued[i]) for i in ids if i in continued)
+        ids += list(dict.fromkeys(after for _, after in runs_on if after not in ids))
         context = context_quotes(ids, rows, names, titles, config.image_text, scores.get(q["question_id"], {}))
         cs = tuple(c.text for c in clause_texts.get(q["question_id"], []))
         scope = (q["doc_ids"] or ()) if doc_scope else ()
@@ -138,7 +144,18 @@ def build_requests(
         floats = frozenset().union(*(on_page.get(p, ()) for p in pages))
         requests.append(
             AnswerRequest(
-                q["question_id"], q["question"], context, cs, in_scope, pages, floats, counted, named, items, statement
+                q["question_id"],
+                q["question"],
+                context,
+                cs,
+                in_scope,
+                pages,
+                floats,
+                counted,
+                named,
+                items,
+                statement,
+                runs_on,
             )
         )
     return requests
