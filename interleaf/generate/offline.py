@@ -68,7 +68,13 @@ from interleaf.generate.row_choice import (
     row_instead,
 )
 from interleaf.generate.sentences import TableRow
-from interleaf.generate.short_answer import NOT_ANSWERABLE, asked_form_sentence, offline_short_answer, percent_sentence
+from interleaf.generate.short_answer import (
+    NOT_ANSWERABLE,
+    asked_form_sentence,
+    count_sentence,
+    offline_short_answer,
+    percent_sentence,
+)
 from interleaf.generate.similarity import model_version, similarities
 from interleaf.generate.statement_values import statement_answer
 from interleaf.generate.step_count import step_answer
@@ -197,7 +203,9 @@ class OfflineGenerator:
         figures = {(by_id[qid].doc_id, fold(label)): by_id[qid] for qid, label in labels.items()}
         markdown = write(answers, units, relevance, figures, self.config.max_words, dict(request.continued))
         short = offline_short_answer(request.question, answers, units)
-        restated = asked_form_sentence(request.question, short, markdown)
+        restated = asked_form_sentence(request.question, short, markdown) or count_sentence(
+            request.question, short, markdown
+        )
         if all(a.chosen.unit.kind == "row" for a in answers if a.chosen is not None):  # cells print no unit
             restated = " ".join(filter(None, (restated, percent_sentence(request.question, short, markdown))))
         return Composed(f"{markdown} {restated}" if restated else markdown, True, short_answer=short)

@@ -30,6 +30,7 @@ from interleaf.evidence import fold
 from interleaf.expand.instructions import told_years
 from interleaf.generate.asking import CURRENCIES, Part, asked_words, question_parts, want_label, without_article
 from interleaf.generate.months import MONTH_YEAR, dates_in
+from interleaf.generate.number_words import asks_count, counts_in_words
 from interleaf.generate.offline_units import FLOAT_KIND, FLOAT_NUMBER, LABEL, kind_of_label
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.question_anchors import Anchor
@@ -391,6 +392,8 @@ def gives_value(part: Part, text: str) -> bool:
     if part.want in ("number", "money"):  # a date's day and year are no amount: "as of February 17, 2026"
         bare = MONTH_DATE.sub(" ", bare)
     values = [n for n in numbers_in(bare) + [m.group(1) for m in _MAGNITUDE.finditer(bare)] if n not in part.numbers]
+    if part.want == "number" and asks_count(part.text):  # "how many datasets?" of "on nine datasets"
+        values += [n for n in counts_in_words(bare) if n not in part.numbers]
     if part.want == "date":
         values = [v for v in _DATE_VALUE.findall(bare) if v not in part.numbers]
     if not values:

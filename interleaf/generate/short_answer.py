@@ -17,6 +17,7 @@ from interleaf.expand.instructions import wants_quantity
 from interleaf.generate.asking import Part
 from interleaf.generate.differences import Difference
 from interleaf.generate.months import DAY_SPAN
+from interleaf.generate.number_words import asks_count, counts_in_words
 from interleaf.generate.offline_scoring import WHICH_EXTREME, compared_group, superlative
 from interleaf.generate.offline_units import LABEL, Unit
 from interleaf.generate.respectively import value_in_order
@@ -148,6 +149,15 @@ def percent_sentence(question: str, short_answer: str, markdown: str) -> str:
     return "" if float(short_answer) > 100 or percent in markdown else f"In the form asked: {percent}."
 
 
+def count_sentence(question: str, short_answer: str, markdown: str) -> str:
+    """ "In figures: 9." for a question asking how many whose answer spells the count out ("on nine
+    datasets"; number_words.py), the short answer that count; "" otherwise, or where the answer
+    already writes the figure."""
+    if not asks_count(question) or short_answer not in counts_in_words(markdown):
+        return ""
+    return "" if re.search(rf"(?<![\d.,]){short_answer}(?![\d]|[.,]\d)", markdown) else f"In figures: {short_answer}."
+
+
 def _within_group(label: str, group: str) -> str:
     """A row label compared among the rows its group name picks, as the question asks it: "which
     setting gives Kestrel the highest recall?" over "Kestrel (fast)", "Kestrel (slow)" asks for the
@@ -222,6 +232,9 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
         distance = min((abs(pos - w) for w in where), default=0)
         if best is None or distance < best[0]:
             best = (distance, found[0])
+    if best is None and asks_count(part.text):  # "how many datasets?" of "on nine datasets": 9
+        spelled = [n for n in counts_in_words(undated) if n not in part.numbers]
+        return spelled[0] if spelled else None
     return best[1] if best else None
 
 
