@@ -1,7 +1,7 @@
 """A bulleted list cut by a page break, read on into the next page.
 
-A guide's list often runs over the foot of its page: "For other devices, perform the following
-settings: • Vireo hub: ..." ends one page and "• Kestrel speaker: ..." opens the next. The parser
+A guide's list often runs over the foot of its page: "The kettle pairs with these hubs: • Vireo
+hub: ..." ends one page and "• Kestrel speaker: ..." opens the next. The parser
 makes two quotes of it, and retrieval may bring either alone; an answer that writes the first
 page's items and stops at its foot lists half of what was asked. So where a quote of the context
 ends in a bulleted item and the next page opens (past its running head) with an item of the same
@@ -9,8 +9,8 @@ bullet and form, that quote joins the context, and the answer that writes the li
 goes on with the items that continue it (offline_writing.py), each cited to its own quote.
 
 The same form: the same bullet glyph, and, where the last item is a term set before a colon
-("• Vireo hub: Ensure ..."), items that are too; the first item of another form (a note, "•
-Pairing is not supported between phones.") ends the list. Worth, on the MMLongBench-Doc dev half:
+("• Vireo hub: Hold the dial ..."), items that are too; the first item of another form (a note, "•
+Two kettles cannot share one hub.") ends the list. Worth, on the MMLongBench-Doc dev half:
 one answerable question more right (of 234), a list of device kinds cut by a page break; the corpus
 dev sets do not move.
 """
@@ -45,7 +45,7 @@ def item_form(line: str) -> tuple[str, bool] | None:
 def _last_item(text: str) -> str:
     """The bulleted item a text ends with, its first line; "" where the text ends otherwise. A line
     after an item's first goes on with it where it opens in small letters or the line before it
-    does not end a sentence ("• Vireo hub: Ensure it is paired with the same\nhub as your phone.")."""
+    does not end a sentence ("• Vireo hub: Hold the dial until the\nkettle's light turns blue.")."""
     item, before = "", ""
     for line in (line.strip() for line in (text or "").splitlines()):
         if not line:

@@ -106,7 +106,7 @@ def difference(
 
 def _column_groups(part: Part, row: TableRow, labels: list[int]) -> tuple[list[int], list[int]] | None:
     """The two groups of value columns a comparison names, where each side is named by the
-    headers of several columns: "the Vireo datasets compared to the Kestrel datasets" over columns
+    headers of several columns: "the Vireo sites compared to the Kestrel sites" over columns
     headed "Vireo 2019", "Vireo 2021", "Kestrel A", "Kestrel B". Every filled value column's header
     shares words with the question, those words split the columns in exactly two groups whose words
     differ, and one group has two columns or more (two single columns are `difference`'s own case);

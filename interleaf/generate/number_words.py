@@ -1,7 +1,7 @@
-"""A count written in words: "nine datasets", "twenty-one sites", "three-in-ten" is none.
+"""A count written in words: "nine harbours", "twenty-one sites", "three-in-ten" is none.
 
-Running text spells small counts out ("We run experiments on nine datasets"); a question asking
-"how many" is answered by them as by "9 datasets". A count is a number word followed by the word it
+Running text spells small counts out ("The survey visited nine harbours"); a question asking
+"how many" is answered by them as by "9 harbours". A count is a number word followed by the word it
 counts: "one" is left out (as often a pronoun, "one of the", as a count), as is a word joined to
 another by a hyphen that makes a share or an order ("three-in-ten", "two-thirds", "five-fold").
 The answer then writes the figure too ("In figures: 9."), as the short answer gives it. Worth, on
@@ -20,7 +20,7 @@ _VALUE = {w: i + 2 for i, w in enumerate(_UNITS)} | {w: i + 10 for i, w in enume
 _VALUE |= {w: 10 * (i + 2) for i, w in enumerate(_TENS)}
 _ONES = "|".join(("one", *_UNITS))
 _WORD = "|".join(sorted(_VALUE, key=len, reverse=True))
-# "nine datasets", "twenty-one sites", "Twelve teams": the number word, then a word (not a hyphen)
+# "nine harbours", "twenty-one sites", "Twelve teams": the number word, then a word (not a hyphen)
 COUNT_WORD = re.compile(rf"(?<![\w-])((?:{'|'.join(_TENS)})-(?:{_ONES})|{_WORD})\s+(?=[^\W\d_])", re.I)
 
 
@@ -33,7 +33,7 @@ def counts_in_words(text: str) -> list[str]:
     return out
 
 
-# "how many datasets ...": a count asked, which a count in words answers (not "how many percent")
+# "how many harbours ...": a count asked, which a count in words answers (not "how many percent")
 _COUNT_ASKED = re.compile(r"\bhow\s+many\s+(?!percent|%)", re.I)
 
 

@@ -392,7 +392,7 @@ def gives_value(part: Part, text: str) -> bool:
     if part.want in ("number", "money"):  # a date's day and year are no amount: "as of February 17, 2026"
         bare = MONTH_DATE.sub(" ", bare)
     values = [n for n in numbers_in(bare) + [m.group(1) for m in _MAGNITUDE.finditer(bare)] if n not in part.numbers]
-    if part.want == "number" and asks_count(part.text):  # "how many datasets?" of "on nine datasets"
+    if part.want == "number" and asks_count(part.text):  # "how many harbours?" of "visited nine harbours"
         values += [n for n in counts_in_words(bare) if n not in part.numbers]
     if part.want == "date":
         values = [v for v in _DATE_VALUE.findall(bare) if v not in part.numbers]

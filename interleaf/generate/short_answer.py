@@ -150,8 +150,8 @@ def percent_sentence(question: str, short_answer: str, markdown: str) -> str:
 
 
 def count_sentence(question: str, short_answer: str, markdown: str) -> str:
-    """ "In figures: 9." for a question asking how many whose answer spells the count out ("on nine
-    datasets"; number_words.py), the short answer that count; "" otherwise, or where the answer
+    """ "In figures: 9." for a question asking how many whose answer spells the count out ("visited nine
+    harbours"; number_words.py), the short answer that count; "" otherwise, or where the answer
     already writes the figure."""
     if not asks_count(question) or short_answer not in counts_in_words(markdown):
         return ""
@@ -232,7 +232,7 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
         distance = min((abs(pos - w) for w in where), default=0)
         if best is None or distance < best[0]:
             best = (distance, found[0])
-    if best is None and asks_count(part.text):  # "how many datasets?" of "on nine datasets": 9
+    if best is None and asks_count(part.text):  # "how many harbours?" of "visited nine harbours": 9
         spelled = [n for n in counts_in_words(undated) if n not in part.numbers]
         return spelled[0] if spelled else None
     return best[1] if best else None
