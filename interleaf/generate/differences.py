@@ -109,8 +109,8 @@ def _column_groups(part: Part, row: TableRow, labels: list[int]) -> tuple[list[i
     headers of several columns: "the Vireo sites compared to the Kestrel sites" over columns
     headed "Vireo 2019", "Vireo 2021", "Kestrel A", "Kestrel B". Every filled value column's header
     shares words with the question, those words split the columns in exactly two groups whose words
-    differ, and one group has two columns or more (two single columns are `difference`'s own case);
-    the group the question names first comes first. Else None."""
+    differ, and one group has two columns or more (two single columns are `difference`'s own case).
+    Else None."""
     asked = set(content_words(part.text))
     groups: dict[frozenset[str], list[int]] = {}
     for j, cell in enumerate(row.cells):
@@ -123,11 +123,7 @@ def _column_groups(part: Part, row: TableRow, labels: list[int]) -> tuple[list[i
     if len(groups) != 2 or max(len(c) for c in groups.values()) < 2:
         return None
     (one, first), (two, second) = groups.items()
-    if one & two:
-        return None
-    words = content_words(part.text)
-    named_first = min(words.index(w) for w in one) < min(words.index(w) for w in two)
-    return (first, second) if named_first else (second, first)
+    return None if one & two else (first, second)
 
 
 def _group_difference(row: TableRow, sides: tuple[list[int], list[int]]) -> Difference | None:
