@@ -10,7 +10,7 @@ from interleaf.generate.citations import check_answer
 from interleaf.generate.config import OfflineConfig
 from interleaf.generate.number_words import asks_count, counts_in_words
 from interleaf.generate.offline import OfflineGenerator
-from interleaf.generate.protocol import AnswerRequest
+from interleaf.generate.protocol import AnswerRequest, ContextQuote
 from interleaf.generate.relevance import gives_value
 from tests.support.dev_half import dev_question, parsed_context
 
@@ -39,3 +39,13 @@ def test_shares_pronouns_and_other_questions_are_no_counts() -> None:
     (other,) = question_parts("What accuracy does the tagger reach?")
     assert not gives_value(other, "We run experiments on nine widely-used datasets.")
     assert not asks_count("How many percent of adults go online?")
+
+
+def test_a_float_s_label_is_no_count() -> None:
+    # a figure's title counting what it shows: "Figure 3" labels it, "Five" counts
+    title = ContextQuote(
+        "t1", "text", 1, "coast", "coast.pdf", 0, "title", "Figure 3. Five Harbours of the Northern Coast"
+    )
+    question = "How many harbours does the northern coast have?"
+    (a,) = OfflineGenerator(OfflineConfig()).generate([AnswerRequest("q", question, (title,))], lambda p: b"")
+    assert a.short_answer == "5", (a.short_answer, a.markdown)

@@ -25,6 +25,7 @@ from interleaf.generate.sentences import MONTH_DATE, address_matches, content_wo
 from interleaf.generate.table_cells import asked_columns, label_columns, row_label, without_remark
 from interleaf.generate.titled import title_in
 from interleaf.generate.totals import Total
+from interleaf.text.references import REFERENCE
 
 NOT_ANSWERABLE = "Not answerable"
 # the last line that starts "Short answer:" (bold or not, any case); what follows it on that line
@@ -221,6 +222,8 @@ def _number_of(part: Part, unit: Unit, units: Sequence[Unit]) -> str | None:
         return parallel
     # a date's day and year are no amount ("as of February 17, 2026"): blanked, the positions kept
     undated = MONTH_DATE.sub(lambda m: " " * len(m.group(0)), unit.text)
+    # a float's label is no amount either ("Figure 1. Five Pillars of ..."), as `gives_value` reads it
+    undated = REFERENCE.sub(lambda m: " " * len(m.group(0)), undated)
     tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(undated)]
     asked = set(content_words(part.text))
     where = [pos for pos, tok in tokens if set(content_words(tok)) & asked]
