@@ -197,8 +197,9 @@ def _worked_out(one: str, two: str, unit: str) -> Difference:
 
 
 _VALUE = rf"({PRINTED_NUMBER.pattern})\s*%?"
-# a difference written out as `Difference.written` puts it: "14.7 (63.4 − 48.7)", and a groups'
-# difference "12 (7 + 9 − 3 − 1)"; `worked_out_holds` checks its sum
+# a value worked out as the answer writes it: a difference (`Difference.written`, "14.7 (63.4 − 48.7)"),
+# a groups' difference ("12 (7 + 9 − 3 − 1)") and a total (totals.Total.written, "41 (24 + 12 + 5)");
+# `worked_out_holds` checks its sum
 WORKED_OUT = re.compile(rf"{_VALUE}\s*\(\s*((?:{_VALUE}\s*[+−–-]\s*)+{_VALUE})\s*\)")
 _TERM = re.compile(rf"([+−–-]?)\s*{_VALUE}")
 

@@ -35,9 +35,6 @@ from interleaf.generate.table_cells import PRINTED_NUMBER, asked_columns, label_
 # quantity the document prints, not a sum to work out.
 _TOTAL = re.compile(r"\bin\s+total\b|\b(?:the\s+)?sum\s+of\b|\bcombined\b|\baltogether\b|\badd(?:ed)?\s+up\b", re.I)
 _SIGNED = re.compile(r"[-−–+]\s*\d")
-# how the answer writes a total: "41 (24 + 12 + 5)"
-_NUMBER = rf"{PRINTED_NUMBER.pattern}\s*%?"
-WORKED_TOTAL = re.compile(rf"({_NUMBER})\s*\(\s*({_NUMBER}(?:\s*\+\s*{_NUMBER})+)\s*\)")
 
 
 @dataclass(frozen=True)
@@ -121,9 +118,3 @@ def _summed(cells: Sequence[str], rows: tuple[TableRow, ...]) -> Total | None:
     places = max(len(t.partition(".")[2]) for t in terms)
     value = sum((printed_value(t) for t in terms), Decimal(0)).quantize(Decimal(1).scaleb(-places))
     return Total(f"{value:f}", terms, "%" if percent else "", rows)
-
-
-def checks_out(match: re.Match[str]) -> bool:
-    """A WORKED_TOTAL match whose terms add up to its total."""
-    terms = [printed_value(t) for t in PRINTED_NUMBER.findall(match.group(2))]
-    return sum(terms, Decimal(0)) == printed_value(PRINTED_NUMBER.findall(match.group(1))[0])

@@ -26,7 +26,6 @@ from interleaf.generate.procedures import steps_held
 from interleaf.generate.protocol import ContextQuote
 from interleaf.generate.sentences import TableRow, content_words, dehyphenate, numbers_in, split_prose, table_rows
 from interleaf.generate.table_cells import label_columns
-from interleaf.generate.totals import WORKED_TOTAL, checks_out
 from interleaf.text.references import FAMILY_WORDS, REFERENCE, caption_label
 
 # The claim's words counted around a number: its clause (between punctuation that ends one).
@@ -108,11 +107,9 @@ def stated_numbers(claim: str) -> list[str]:
     for m in reversed(_plain_sight_counts(claim)):  # the count shown by the labels it lists
         claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     claim = REFERENCE.sub(" ", claim)
-    for m in WORKED_OUT.finditer(claim):  # "a difference of 14.7 (63.4 − 48.7)"
+    # "a difference of 14.7 (63.4 − 48.7)", "in total 41 (24 + 12 + 5)"
+    for m in WORKED_OUT.finditer(claim):
         if worked_out_holds(m):
-            claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
-    for m in WORKED_TOTAL.finditer(claim):  # "in total 41 (24 + 12 + 5)"
-        if checks_out(m):
             claim = claim[: m.start(1)] + " " * (m.end(1) - m.start(1)) + claim[m.end(1) :]
     return numbers_in(claim)
 
