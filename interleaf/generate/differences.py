@@ -13,9 +13,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from interleaf.generate.asking import Part
-from interleaf.generate.sentences import TableRow, content_words, numbers_in
+from interleaf.generate.sentences import EMPTY_CELLS, TableRow, content_words, numbers_in
 from interleaf.generate.table_cells import (
-    EMPTY_CELLS,
     PRINTED_NUMBER,
     asked_columns,
     cell_of,

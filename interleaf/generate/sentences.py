@@ -270,7 +270,7 @@ def _stemmer() -> Any:
 # A word broken at a line end ("em-\nploy", or "sched- uling" once lines were folded); not the
 # suspended hyphen of "pre- and post-".
 _BROKEN_WORD = re.compile(r"(?<=[a-z])-\s*\n\s*(?=[a-z])|(?<=[a-z])- (?!(?:and|or|to|und|et|ou)\b)(?=[a-z])")
-_EMPTY_CELL = frozenset({"", "-", "–", "—"})
+EMPTY_CELLS = frozenset({"", "-", "–", "—"})  # a cell printing nothing, or a dash for nothing
 
 
 def dehyphenate(text: str) -> str:
@@ -287,7 +287,7 @@ class TableRow:
         """`Dataset: CityQuests; Test: 8,204`: each filled cell with its column's header."""
         parts = []
         for i, cell in enumerate(self.cells):
-            if cell in _EMPTY_CELL:
+            if cell in EMPTY_CELLS:
                 continue
             if not parts and self.group:
                 cell = f"{self.group} {cell}"
@@ -347,16 +347,16 @@ def table_rows(text: str) -> list[TableRow]:
     # A table of text (no row states a number) has no spilled header: its rows are all data.
     numeric = any(numbers_in(c) for r in rows[n_head:] for c in r)
     while numeric and n_head < len(rows) - 1 and not any(numbers_in(c) for c in rows[n_head]):
-        if sum(c not in _EMPTY_CELL for c in rows[n_head]) < 2:
+        if sum(c not in EMPTY_CELLS for c in rows[n_head]) < 2:
             break
         n_head += 1
     header = tuple(
-        " ".join(r[i] for r in rows[:n_head] if i < len(r) and r[i] not in _EMPTY_CELL).strip() for i in range(width)
+        " ".join(r[i] for r in rows[:n_head] if i < len(r) and r[i] not in EMPTY_CELLS).strip() for i in range(width)
     )
     out: list[TableRow] = []
     group = ""
     for r in rows[n_head:]:
-        filled = [i for i, c in enumerate(r) if c not in _EMPTY_CELL]
+        filled = [i for i, c in enumerate(r) if c not in EMPTY_CELLS]
         if filled == [0] and out and _wrapped(out[-1].cells[0], r[0]):
             first = out[-1]  # the label goes on under its row
             out[-1] = replace(first, cells=(f"{first.cells[0]} {r[0]}", *first.cells[1:]))
@@ -415,7 +415,7 @@ def _single_column(rows: list[list[str]]) -> list[TableRow]:
     """A table read as one column (its cells run together): where some rows state numbers, a short
     row with none is the label of the rows under it ("Vireo-Embed" over "+ pooled query vector
     0.5812")."""
-    filled = [r for r in rows if any(c not in _EMPTY_CELL for c in r)]
+    filled = [r for r in rows if any(c not in EMPTY_CELLS for c in r)]
     if not any(numbers_in(r[0]) for r in filled):
         return [TableRow(tuple(r), ()) for r in filled]
     out: list[TableRow] = []

@@ -23,14 +23,13 @@ from interleaf.evidence import fold
 from interleaf.expand.rules import BETWEEN
 from interleaf.generate.asking import Part
 from interleaf.generate.relevance import holds, tokens
-from interleaf.generate.sentences import TableRow, content_words
+from interleaf.generate.sentences import EMPTY_CELLS, TableRow, content_words
 
 if TYPE_CHECKING:  # totals.py and differences.py read this module's cells
     from interleaf.generate.differences import Difference
     from interleaf.generate.totals import Total
 
 _MEASUREMENT = re.compile(r"\d[.,]\d|\d\s?%|^\s*[-−–]?\d+(?:\.\d+)?[eE][-+]?\d+\s*$")
-EMPTY_CELLS = frozenset({"", "-", "–", "—"})
 _SIDE = re.compile(
     r"\b(?:compared\s+(?:with|to)|than|versus|vs\.?|relative\s+to|against|beats?|outperforms?|exceeds?)"
     r"\s+(.+?)(?:[?,;]|\s+(?:in|on|at|for|by)\s|$)",
